@@ -1,0 +1,383 @@
+package capability
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Paths Load reads, relative to the repository root.
+const (
+	configPath        = "omni/config.toml"
+	localConfigPath   = ".omni/config.local.toml"
+	activeProfilePath = ".omni/active-profile"
+	dotEnvPath        = ".omni/.env"
+	capabilitiesDir   = "omni/capabilities"
+)
+
+// defaultProfile is the profile that always exists, so that a config
+// without profiles is valid.
+const defaultProfile = "default"
+
+// rawConfig is the TOML shape of config.toml and config.local.toml. Scalars
+// are pointers so that merging can tell a value that is absent from a zero
+// value. Keys it does not name are tolerated: OmniDev configs may hold more.
+type rawConfig struct {
+	Project        *string             `toml:"project"`
+	DefaultProfile *string             `toml:"default_profile"`
+	Capabilities   rawLists            `toml:"capabilities"`
+	Env            map[string]any      `toml:"env"`
+	Profiles       map[string]rawLists `toml:"profiles"`
+	Sandbox        rawSandbox          `toml:"sandbox"`
+}
+
+type rawLists struct {
+	Enable  []string `toml:"enable"`
+	Disable []string `toml:"disable"`
+}
+
+type rawSandbox struct {
+	Runtime        any       `toml:"runtime"` // a preset name or an argv array
+	Timeout        *string   `toml:"timeout"`
+	MaxOutputBytes *int64    `toml:"max_output_bytes"`
+	Network        *bool     `toml:"network"`
+	EnvPassthrough *[]string `toml:"env_passthrough"`
+}
+
+// config is one validated config file, or several merged.
+type config struct {
+	project        *string
+	defaultProfile *string
+	capabilities   lists
+	env            map[string]string
+	profiles       map[string]lists
+	sandbox        sandboxConfig
+}
+
+type lists struct {
+	enable, disable []string
+}
+
+// sandboxConfig holds the [sandbox] values a file sets; nil means unset.
+type sandboxConfig struct {
+	runtime        *runtimeSpec
+	timeout        *time.Duration
+	maxOutputBytes *int
+	network        *bool
+	envPassthrough *[]string
+}
+
+// runtimeSpec is either a preset name or an explicit command.
+type runtimeSpec struct {
+	preset  string
+	command []string
+}
+
+// loadConfig reads omni/config.toml and merges .omni/config.local.toml on
+// top of it. root only names the repository in the error for a missing config.
+func loadConfig(fsys fs.FS, root string) (*config, []Problem, error) {
+	data, err := readFile(fsys, configPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s not found in %s; run `omnidev init` to create it", configPath, root)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", configPath, err)
+	}
+	cfg, problems, err := parseConfig(data, configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, ok, err := readOptional(fsys, localConfigPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", localConfigPath, err)
+	}
+	if ok {
+		local, more, err := parseConfig(data, localConfigPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.merge(local)
+		problems = append(problems, more...)
+	}
+	return cfg, problems, nil
+}
+
+// parseConfig decodes and validates one config file; path names it in
+// errors and problems. Unknown keys in [sandbox] are problems: that section
+// is omnidev's own, so an unknown key there is most likely a typo.
+func parseConfig(data []byte, path string) (*config, []Problem, error) {
+	var raw rawConfig
+	md, err := toml.Decode(string(data), &raw)
+	if err != nil {
+		line, col, msg := tomlError(err)
+		if line > 0 {
+			return nil, nil, fmt.Errorf("%s:%d:%d: %s", path, line, col, msg)
+		}
+		return nil, nil, fmt.Errorf("%s: %s", path, msg)
+	}
+	cfg, err := raw.validate(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems []Problem
+	for _, key := range md.Undecoded() {
+		if len(key) == 2 && key[0] == "sandbox" {
+			problems = append(problems, Problem{
+				Path:    path,
+				Message: fmt.Sprintf("unknown key %q in [sandbox] is ignored; check its spelling", key[1]),
+			})
+		}
+	}
+	return cfg, problems, nil
+}
+
+// tomlError returns the position and message of a TOML syntax error. Other
+// decoding errors (a string where a list belongs...) have no column: line is
+// 0 and msg is the decoder's message, which names the line and the key.
+func tomlError(err error) (line, col int, msg string) {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return pe.Position.Line, pe.Position.Col, pe.Message
+	}
+	return 0, 0, strings.TrimPrefix(err.Error(), "toml: ")
+}
+
+// validate checks the values TOML types alone cannot, collecting every error.
+func (raw *rawConfig) validate(path string) (*config, error) {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{path}, args...)...))
+	}
+	cfg := &config{
+		project:        raw.Project,
+		defaultProfile: raw.DefaultProfile,
+		capabilities:   lists{raw.Capabilities.Enable, raw.Capabilities.Disable},
+		env:            make(map[string]string, len(raw.Env)),
+		profiles:       make(map[string]lists, len(raw.Profiles)),
+	}
+	for name, p := range raw.Profiles {
+		cfg.profiles[name] = lists{p.Enable, p.Disable}
+	}
+	for _, name := range slices.Sorted(maps.Keys(raw.Env)) {
+		value, ok := scalarString(raw.Env[name])
+		switch {
+		case !validEnvName(name):
+			fail("[env] %q is not a valid variable name; use letters, digits and _", name)
+		case !ok:
+			fail("[env] %s must be a string", name)
+		default:
+			cfg.env[name] = value
+		}
+	}
+	s, sandboxErrs := raw.Sandbox.validate()
+	for _, err := range sandboxErrs {
+		fail("%w", err)
+	}
+	cfg.sandbox = s
+	return cfg, errors.Join(errs...)
+}
+
+// validate checks the [sandbox] values that are set.
+func (raw *rawSandbox) validate() (sandboxConfig, []error) {
+	var s sandboxConfig
+	var errs []error
+	if raw.Runtime != nil {
+		rt, err := parseRuntime(raw.Runtime)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		s.runtime = rt
+	}
+	if raw.Timeout != nil {
+		d, err := time.ParseDuration(*raw.Timeout)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("[sandbox] timeout %q is not a duration; use a value like \"30s\" or \"2m\"", *raw.Timeout))
+		case d <= 0:
+			errs = append(errs, fmt.Errorf("[sandbox] timeout %q must be positive", *raw.Timeout))
+		default:
+			s.timeout = &d
+		}
+	}
+	if raw.MaxOutputBytes != nil {
+		n := *raw.MaxOutputBytes
+		if n <= 0 || n > math.MaxInt {
+			errs = append(errs, fmt.Errorf("[sandbox] max_output_bytes is %d; it must be a positive number of bytes, such as 65536", n))
+		} else {
+			v := int(n)
+			s.maxOutputBytes = &v
+		}
+	}
+	s.network = raw.Network
+	if raw.EnvPassthrough != nil {
+		for _, name := range *raw.EnvPassthrough {
+			if !validEnvName(name) {
+				errs = append(errs, fmt.Errorf("[sandbox] env_passthrough: %q is not a valid variable name", name))
+			}
+		}
+		s.envPassthrough = raw.EnvPassthrough
+	}
+	return s, errs
+}
+
+// parseRuntime reads `runtime = "bun"` or `runtime = ["cmd", "arg", ...]`.
+func parseRuntime(v any) (*runtimeSpec, error) {
+	switch v := v.(type) {
+	case string:
+		switch v {
+		case "bun", "deno", "node":
+			return &runtimeSpec{preset: v}, nil
+		}
+		return nil, fmt.Errorf(`[sandbox] runtime %q is not supported; use "bun", "deno", "node" or a command array such as ["bun", "run"]`, v)
+	case []any:
+		if len(v) == 0 {
+			return nil, errors.New(`[sandbox] runtime is an empty array; give a command and its arguments, such as ["bun", "run"]`)
+		}
+		cmd := make([]string, len(v))
+		for i, a := range v {
+			s, ok := a.(string)
+			if !ok || s == "" {
+				return nil, fmt.Errorf("[sandbox] runtime array element %d must be a non-empty string", i+1)
+			}
+			cmd[i] = s
+		}
+		return &runtimeSpec{command: cmd}, nil
+	}
+	return nil, errors.New(`[sandbox] runtime must be "bun", "deno", "node" or an array of strings`)
+}
+
+// scalarString renders a TOML scalar as an environment value, so that
+// `PORT = 8080` works as well as `PORT = "8080"`.
+func scalarString(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(v), true
+	}
+	return "", false
+}
+
+// merge lays local over c: scalars override, enable and disable lists
+// concatenate, env and profiles merge key by key. env_passthrough is a value,
+// not a list to extend: a local file that sets it means exactly that list.
+func (c *config) merge(local *config) {
+	override(&c.project, local.project)
+	override(&c.defaultProfile, local.defaultProfile)
+	c.capabilities = c.capabilities.concat(local.capabilities)
+	for name, value := range local.env {
+		c.env[name] = value
+	}
+	for name, p := range local.profiles {
+		c.profiles[name] = c.profiles[name].concat(p)
+	}
+	override(&c.sandbox.runtime, local.sandbox.runtime)
+	override(&c.sandbox.timeout, local.sandbox.timeout)
+	override(&c.sandbox.maxOutputBytes, local.sandbox.maxOutputBytes)
+	override(&c.sandbox.network, local.sandbox.network)
+	override(&c.sandbox.envPassthrough, local.sandbox.envPassthrough)
+}
+
+func override[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
+func (l lists) concat(more lists) lists {
+	return lists{slices.Concat(l.enable, more.enable), slices.Concat(l.disable, more.disable)}
+}
+
+// profileNames returns the defined profiles, sorted, "default" included.
+func (c *config) profileNames() []string {
+	names := []string{defaultProfile}
+	for name := range c.profiles {
+		if name != defaultProfile {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// activeProfile picks the profile: .omni/active-profile, else
+// default_profile, else "default".
+func (c *config) activeProfile(fsys fs.FS) (string, error) {
+	data, ok, err := readOptional(fsys, activeProfilePath)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", activeProfilePath, err)
+	}
+	name, source := "", activeProfilePath
+	if ok {
+		name = strings.TrimSpace(string(data))
+	}
+	if name == "" && c.defaultProfile != nil {
+		name, source = strings.TrimSpace(*c.defaultProfile), "default_profile"
+	}
+	if name == "" {
+		return defaultProfile, nil
+	}
+	if _, defined := c.profiles[name]; defined || name == defaultProfile {
+		return name, nil
+	}
+	return "", fmt.Errorf("profile %q (from %s) is not defined in %s (defined: %s); fix %s or default_profile",
+		name, source, configPath, strings.Join(c.profileNames(), ", "), activeProfilePath)
+}
+
+// enabled returns (capabilities.enable ∪ profile.enable) − (capabilities.disable
+// ∪ profile.disable), without duplicates, in the order first enabled.
+func (c *config) enabled(profile string) []string {
+	all := c.capabilities.concat(c.profiles[profile])
+	disabled := make(map[string]bool, len(all.disable))
+	for _, id := range all.disable {
+		disabled[id] = true
+	}
+	var ids []string
+	seen := make(map[string]bool, len(all.enable))
+	for _, id := range all.enable {
+		if !disabled[id] && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// resolve applies the [sandbox] defaults.
+func (s sandboxConfig) resolve() Sandbox {
+	out := Sandbox{
+		Runtime:        DefaultRuntime,
+		Timeout:        DefaultTimeout,
+		MaxOutputBytes: DefaultMaxOutputBytes,
+		Network:        true,
+		EnvPassthrough: DefaultEnvPassthrough(),
+	}
+	if s.runtime != nil {
+		out.Runtime, out.Command = s.runtime.preset, slices.Clone(s.runtime.command)
+	}
+	if s.timeout != nil {
+		out.Timeout = *s.timeout
+	}
+	if s.maxOutputBytes != nil {
+		out.MaxOutputBytes = *s.maxOutputBytes
+	}
+	if s.network != nil {
+		out.Network = *s.network
+	}
+	if s.envPassthrough != nil {
+		out.EnvPassthrough = slices.Clone(*s.envPassthrough)
+	}
+	return out
+}

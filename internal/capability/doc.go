@@ -1,0 +1,21 @@
+// Package capability turns a repository's files on disk into a Registry: one
+// immutable snapshot of its configuration (omni/config.toml, merged with
+// .omni/config.local.toml, the active profile and .omni/.env) and of its
+// enabled capabilities (omni/capabilities/<id>/: manifest, entry, types,
+// docs, rules and skills). The query index, the sandbox and the server are
+// all built from a Registry; a reload builds a new one.
+//
+// Only an unusable configuration is an error. A broken capability, skill or
+// doc is recorded as a Problem and left out, so one mistake never hides the
+// rest.
+//
+// What the package must never do:
+//   - modify a Registry after Load has returned it: it is shared by
+//     concurrent requests without locks;
+//   - put a secret value in a log line, an error or a Problem: messages name
+//     variables, never their values;
+//   - read the process environment itself: the caller passes it to Load, so
+//     that tests and reloads control exactly what is visible;
+//   - panic, whatever the bytes on disk: files are size-capped, symlinks that
+//     leave a capability folder are not followed, and parsers are fuzzed.
+package capability

@@ -1,0 +1,88 @@
+package capability
+
+import "strings"
+
+// markdownTitle returns the text of the first ATX heading ("# Title",
+// "## Title" ...) of a Markdown document, else fallback. Headings inside
+// fenced code blocks and a leading frontmatter block are not titles: a
+// shell comment in a code sample must not name the document.
+func markdownTitle(doc, fallback string) string {
+	if _, start, err := parseFrontmatter(doc); err == nil {
+		doc = doc[start:]
+	}
+	var fence string // the opening fence while inside a code block
+	for line := range strings.Lines(doc) {
+		line = strings.TrimRight(line, "\r\n")
+		if fence != "" {
+			if isClosingFence(line, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if f := openingFence(line); f != "" {
+			fence = f
+			continue
+		}
+		if title, ok := atxHeading(line); ok && title != "" {
+			return title
+		}
+	}
+	return fallback
+}
+
+// trimIndent removes up to three leading spaces, the indentation CommonMark
+// allows before a heading or a fence; it reports false for deeper indentation,
+// which makes an indented code block instead.
+func trimIndent(line string) (string, bool) {
+	for range 3 {
+		if !strings.HasPrefix(line, " ") {
+			break
+		}
+		line = line[1:]
+	}
+	return line, !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t")
+}
+
+// openingFence returns the fence (``` or ~~~, three or more) that line opens, or "".
+func openingFence(line string) string {
+	line, ok := trimIndent(line)
+	if !ok || len(line) < 3 || (line[0] != '`' && line[0] != '~') {
+		return ""
+	}
+	n := len(line) - len(strings.TrimLeft(line, line[:1]))
+	if n < 3 || (line[0] == '`' && strings.Contains(line[n:], "`")) {
+		// A backtick fence's info string may not hold backticks: that is inline code.
+		return ""
+	}
+	return line[:n]
+}
+
+// isClosingFence reports whether line closes a block opened by fence: the
+// same character, at least as many times, and nothing else.
+func isClosingFence(line, fence string) bool {
+	line, ok := trimIndent(line)
+	if !ok {
+		return false
+	}
+	rest := strings.TrimLeft(line, fence[:1])
+	return len(line)-len(rest) >= len(fence) && strings.TrimSpace(rest) == ""
+}
+
+// atxHeading returns the text of an ATX heading line without its optional
+// closing sequence of #.
+func atxHeading(line string) (string, bool) {
+	line, ok := trimIndent(line)
+	if !ok {
+		return "", false
+	}
+	text := strings.TrimLeft(line, "#")
+	level := len(line) - len(text)
+	if level < 1 || level > 6 || (text != "" && text[0] != ' ' && text[0] != '\t') {
+		return "", false
+	}
+	text = strings.TrimSpace(text)
+	if closed := strings.TrimRight(text, "#"); closed == "" || strings.HasSuffix(closed, " ") || strings.HasSuffix(closed, "\t") {
+		text = strings.TrimSpace(closed)
+	}
+	return text, true
+}

@@ -1,0 +1,195 @@
+package capability
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Registry is one immutable snapshot of a repository's configuration and of
+// its enabled capabilities. Nothing in it may be modified after Load returns:
+// the server shares one Registry between concurrent requests and swaps in a
+// new one on reload.
+type Registry struct {
+	// Root is the absolute path of the repository root (the folder holding omni/).
+	Root string
+	// Project is config.toml's project name ("" when unset).
+	Project string
+	// Profile is the active profile's name.
+	Profile string
+	// Profiles lists every defined profile name, sorted; it always holds "default".
+	Profiles []string
+	// Capabilities are the enabled capabilities that loaded without a fatal
+	// problem, sorted by ID.
+	Capabilities []*Capability
+	// Sandbox is the [sandbox] section with defaults applied.
+	Sandbox Sandbox
+	// Env is the resolved environment for executed code.
+	Env Env
+	// Problems lists everything that was reported and left out (broken
+	// capabilities, skills without a name, missing folders...). A registry with
+	// problems is still usable.
+	Problems []Problem
+}
+
+// Capability is one loaded capability folder omni/capabilities/<id>/.
+type Capability struct {
+	ID          string
+	Name        string
+	Version     string
+	Description string
+	// Module is the import name executed code uses ([exports] module, else ID).
+	Module string
+	// Dir is the absolute path of the capability folder.
+	Dir string
+	// Entry is the module's entry file relative to Dir (package.json "main",
+	// else index.ts / index.js when present); "" when the capability has no code.
+	Entry string
+	// Types is the content of types.d.ts ("" when absent).
+	Types string
+	// Docs holds definition.md first (Name "definition") when present, then
+	// docs/**/*.md sorted by Name.
+	Docs []Doc
+	// Rules holds rules/*.md sorted by Name.
+	Rules []Doc
+	// Skills holds skills/<folder>/SKILL.md sorted by Name.
+	Skills []Skill
+	// EnvDecls are the [env] declarations of capability.toml, sorted by Name.
+	EnvDecls []EnvDecl
+}
+
+// Definition returns the capability's main doc (definition.md).
+func (c *Capability) Definition() (Doc, bool) {
+	if len(c.Docs) > 0 && c.Docs[0].Name == DefinitionDoc {
+		return c.Docs[0], true
+	}
+	return Doc{}, false
+}
+
+// DefinitionDoc is the Doc name given to definition.md.
+const DefinitionDoc = "definition"
+
+// Doc is a Markdown document: definition.md, docs/**/*.md or rules/*.md.
+type Doc struct {
+	// Name is the path under docs/ (or rules/) without ".md", with "/"
+	// separators: docs/guide/setup.md -> "guide/setup"; definition.md -> "definition".
+	Name string
+	// Title is the first Markdown heading, else the file's base name.
+	Title string
+	// Body is the whole file content.
+	Body string
+	// Path is the file's path relative to Registry.Root, with "/" separators.
+	Path string
+}
+
+// Skill is skills/<folder>/SKILL.md.
+type Skill struct {
+	// Name and Description come from the frontmatter; both are required.
+	Name        string
+	Description string
+	// Body is the Markdown after the frontmatter.
+	Body string
+	// Path is the file's path relative to Registry.Root, with "/" separators.
+	Path string
+}
+
+// EnvDecl is one [env] entry of capability.toml.
+type EnvDecl struct {
+	Name       string
+	Default    string
+	HasDefault bool
+	Required   bool
+	Secret     bool
+}
+
+// Sandbox is the [sandbox] section of the config, defaults applied.
+type Sandbox struct {
+	// Runtime is the preset name ("bun", "deno", "node") when Command is nil.
+	Runtime string
+	// Command is an explicit argv from `runtime = ["cmd", "arg", ...]`; nil for a preset.
+	Command        []string
+	Timeout        time.Duration
+	MaxOutputBytes int
+	Network        bool
+	EnvPassthrough []string
+}
+
+// Defaults of the [sandbox] section.
+const (
+	DefaultRuntime        = "bun"
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxOutputBytes = 64 << 10
+)
+
+// DefaultEnvPassthrough is the default [sandbox] env_passthrough list.
+func DefaultEnvPassthrough() []string {
+	return []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR"}
+}
+
+// Env is the resolved environment for executed code, sorted by name.
+type Env []EnvVar
+
+// EnvVar is one variable of the resolved environment.
+type EnvVar struct {
+	Name  string
+	Value string
+	// Secret values are never logged or printed: see LogValue and String.
+	Secret bool
+	// Source says where the value came from: "process", ".omni/.env",
+	// "config", or "default" (a capability's declared default).
+	Source string
+}
+
+// Environ returns the variables as "NAME=value" pairs for exec.Cmd.Env.
+func (e Env) Environ() []string {
+	out := make([]string, len(e))
+	for i, v := range e {
+		out[i] = v.Name + "=" + v.Value
+	}
+	return out
+}
+
+// Lookup returns the variable with the given name.
+func (e Env) Lookup(name string) (EnvVar, bool) {
+	for _, v := range e {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return EnvVar{}, false
+}
+
+// String renders the variable with secrets redacted.
+func (v EnvVar) String() string {
+	if v.Secret {
+		return v.Name + "=[redacted]"
+	}
+	return v.Name + "=" + v.Value
+}
+
+// LogValue keeps secret values out of logs.
+func (v EnvVar) LogValue() slog.Value {
+	return slog.StringValue(v.String())
+}
+
+// Problem is something Load reported and left out.
+type Problem struct {
+	// Capability is the capability id or folder name; "" for config-level problems.
+	Capability string
+	// Path is the file or folder concerned, relative to Registry.Root.
+	Path string
+	// Message says what is wrong and what to do about it.
+	Message string
+}
+
+func (p Problem) String() string {
+	switch {
+	case p.Capability != "" && p.Path != "":
+		return fmt.Sprintf("capability %s: %s: %s", p.Capability, p.Path, p.Message)
+	case p.Capability != "":
+		return fmt.Sprintf("capability %s: %s", p.Capability, p.Message)
+	case p.Path != "":
+		return fmt.Sprintf("%s: %s", p.Path, p.Message)
+	}
+	return p.Message
+}
