@@ -1,0 +1,189 @@
+package execute
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// largeBenchEnv adds the 50k-file repository to BenchmarkRun: building it
+// takes about a minute, too long for every `just bench`.
+const largeBenchEnv = "OMNIDEV_BENCH_LARGE"
+
+// benchProgram appends a line to three tracked files and creates one file:
+// a typical small edit by an agent.
+var benchProgram = fmt.Sprintf(`import { appendFileSync, writeFileSync } from "node:fs";
+appendFileSync(%q, "edit\n");
+appendFileSync(%q, "edit\n");
+appendFileSync(%q, "edit\n");
+writeFileSync("created.txt", "new\n");
+`, benchPath(0), benchPath(123), benchPath(456))
+
+// benchPath is the path of the i-th generated file: 20 files per folder,
+// 20 folders per top-level folder.
+func benchPath(i int) string {
+	return fmt.Sprintf("d%03d/e%02d/f%05d.txt", i/400, i/20%20, i)
+}
+
+// BenchmarkRun compares, on generated repositories of 1k, 10k (and, with
+// OMNIDEV_BENCH_LARGE=1, 50k) tracked files:
+//
+//	bun         a bare `bun <program>` (what the program costs anyway)
+//	run         Executor.Run of the same program
+//	git-status  `git status --porcelain` (the yardstick for a worktree scan)
+//	snapshot    the change detection alone (two walks), without a program
+//	overhead    run - bun, in ms and as a multiple of git status
+//
+// Each sub-benchmark also reports CPU time per operation (ours and our
+// children's), which load from other processes does not inflate as it does
+// wall time. overhead measures bun, run and git status back to back in
+// each iteration and reports medians, so that a burst of load on a shared
+// machine hits all three alike.
+//
+// Run it with: go test -run '^$' -bench BenchmarkRun -benchtime 40x ./internal/execute/
+func BenchmarkRun(b *testing.B) {
+	bun := requireBun(b)
+	sizes := []int{1_000, 10_000}
+	if os.Getenv(largeBenchEnv) != "" {
+		sizes = append(sizes, 50_000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			root := benchRepo(b, n)
+			program := filepath.Join(b.TempDir(), "program.ts")
+			if err := os.WriteFile(program, []byte(benchProgram), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			env := []string{"PATH=" + os.Getenv("PATH")}
+			e := New(root, nil)
+			req := request(prepare(b, root), benchProgram)
+			req.Env = env
+
+			bare := func(b *testing.B) {
+				cmd := exec.Command(bun, program)
+				cmd.Dir, cmd.Env = root, env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("bun: %v\n%s", err, out)
+				}
+			}
+			run := func(b *testing.B) {
+				res, err := e.Run(b.Context(), req)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("run: %v %+v", err, res)
+				}
+				// created.txt exists from the second run on, unchanged.
+				if len(res.Changes) < 3 {
+					b.Fatalf("run reported %+v, want the 3 edits", res.Changes)
+				}
+			}
+			status := func(b *testing.B) {
+				cmd := exec.Command("git", "status", "--porcelain")
+				cmd.Dir, cmd.Env = root, append(os.Environ(), gitEnv...)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("git status: %v\n%s", err, out)
+				}
+			}
+			var cached *gitIndex
+			snapshot := func(b *testing.B) {
+				s, err := takeSnapshot(b.Context(), root, cached, slog.New(slog.DiscardHandler))
+				if err != nil {
+					b.Fatal(err)
+				}
+				cached = s.index
+				f, err := os.OpenFile(filepath.Join(root, benchPath(789)), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.WriteString("edit\n")
+				f.Close()
+				if _, err := s.changes(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+
+			for _, sub := range []struct {
+				name string
+				op   func(*testing.B)
+			}{{"bun", bare}, {"run", run}, {"git-status", status}, {"snapshot", snapshot}} {
+				b.Run(sub.name, func(b *testing.B) {
+					cpu := cpuTime()
+					for b.Loop() {
+						sub.op(b)
+					}
+					b.ReportMetric(ms(cpuTime()-cpu)/float64(b.N), "cpu-ms/op")
+				})
+			}
+
+			b.Run("overhead", func(b *testing.B) {
+				var wallOver, cpuOver, wallGit, cpuGit []time.Duration
+				for b.Loop() {
+					bunWall, bunCPU := timed(b, bare)
+					runWall, runCPU := timed(b, run)
+					gitWall, gitCPU := timed(b, status)
+					wallOver, cpuOver = append(wallOver, runWall-bunWall), append(cpuOver, runCPU-bunCPU)
+					wallGit, cpuGit = append(wallGit, gitWall), append(cpuGit, gitCPU)
+				}
+				b.ReportMetric(ms(median(wallOver)), "overhead-ms")
+				b.ReportMetric(float64(median(wallOver))/float64(median(wallGit)), "x-git-status")
+				b.ReportMetric(ms(median(cpuOver)), "overhead-cpu-ms")
+				b.ReportMetric(float64(median(cpuOver))/float64(median(cpuGit)), "cpu-x-git-status")
+			})
+		})
+	}
+}
+
+// timed runs op once and returns its wall and CPU time.
+func timed(b *testing.B, op func(*testing.B)) (wall, cpu time.Duration) {
+	c, t := cpuTime(), time.Now()
+	op(b)
+	return time.Since(t), cpuTime() - c
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// cpuTime returns the CPU time used so far by this process and its reaped
+// children, user and system.
+func cpuTime() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
+}
+
+// benchRepo generates a committed repository of n small text files laid
+// out by benchPath, with a .gitignore like a real project's.
+func benchRepo(b *testing.B, n int) string {
+	b.Helper()
+	start := time.Now()
+	root := b.TempDir()
+	files := map[string]string{
+		".gitignore": "node_modules/\ndist/\n*.log\n.env\n.DS_Store\ncoverage/\n*.tmp\nbuild/\n.omni/\n",
+	}
+	for i := range n {
+		files[benchPath(i)] = strings.Repeat(fmt.Sprintf("file %d: some source text of a typical length\n", i), 12)
+	}
+	writeFiles(b, root, files)
+	runGit(b, root, "init", "-q", "-b", "main")
+	runGit(b, root, "add", "-A")
+	runGit(b, root, "commit", "-q", "-m", "generated")
+	ageIndexedFiles(b, root)
+	b.Logf("generated %d files in %v", n, time.Since(start).Round(time.Millisecond))
+	return root
+}

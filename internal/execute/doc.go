@@ -1,0 +1,24 @@
+// Package execute runs one TypeScript program with an external runtime (Bun,
+// Deno, Node with tsx, or an explicit command) from a repository's root, and
+// reports its exit code, its output and exactly what it changed in the
+// worktree.
+//
+// A run is contained: the program gets only the environment it is given,
+// starts in its own process group (and, with the network off, in new user
+// and network namespaces), and on exit, timeout or cancellation the whole
+// group is killed, so nothing it started keeps running. Output is capped per
+// stream, keeping head and tail, in bounded memory.
+//
+// What a run changed is measured against each file's content just before
+// the run (changes.go): a walk before and after, the git index standing in
+// for the content of clean files and copies for the rest, so edits already
+// in the worktree never count and new untracked files do. .git, .omni and
+// ignored files are never reported. The first walk runs while the runtime
+// boots: the sandbox's runner holds the program at a gate (a byte on stdin)
+// until the walk is done, so the program cannot change a file under it.
+//
+// The package must never read configuration (its caller resolves runtime,
+// environment and limits), never run a program with network access it was
+// asked to deny, never compute a full `git status` (go-git's is several
+// times slower than git's on big repositories), and never write to .git.
+package execute

@@ -1,0 +1,243 @@
+package execute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/sandbox"
+)
+
+// MaxCodeBytes is the largest program Run accepts. A whole program an agent
+// writes is a few kilobytes; a megabyte is a mistake (or data that belongs
+// in a file the program reads).
+const MaxCodeBytes = 1 << 20
+
+// Errors the agent (or the user) must act on. Run wraps them with a message
+// that says what to do.
+var (
+	ErrRuntimeNotFound  = errors.New("runtime not found")
+	ErrEmptyCode        = errors.New("empty code")
+	ErrCodeTooLarge     = errors.New("code too large")
+	ErrInvalidTimeout   = errors.New("invalid timeout")
+	ErrNetworkIsolation = errors.New("network isolation unavailable")
+)
+
+// Executor runs programs in one repository. Runs are serialized: they share
+// the sandbox's main.ts and the worktree, and what a run changed is only
+// meaningful if no other run changes files at the same time.
+type Executor struct {
+	root   string
+	logger *slog.Logger
+	// turn holds a token while a run is in progress. A channel rather than
+	// a mutex so that a queued run can give up when its context is done.
+	turn chan struct{}
+	// index is the git index the last run decoded, reused while the index
+	// file is unchanged. Guarded by turn.
+	index *gitIndex
+}
+
+// New returns the executor of the repository at root. A nil logger
+// discards.
+func New(root string, logger *slog.Logger) *Executor {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1)}
+}
+
+// Request is one program to run. The caller resolves configuration: Run
+// reads no config, and of the server's own environment only what git reads
+// to find the global excludes file (HOME, XDG_CONFIG_HOME) and PATH, to find
+// the runtime when Env's PATH does not.
+type Request struct {
+	// Code is the whole TypeScript file, written verbatim to main.ts.
+	Code    string
+	Sandbox *sandbox.Sandbox
+	// Runtime is a preset (bun, deno, node) used when Command is empty;
+	// Command is an explicit argv, to which the runner's path is appended.
+	// A relative program path with a slash is relative to the repository root.
+	Runtime string
+	Command []string
+	// Env is the only environment the program gets ("NAME=value").
+	Env []string
+	// Timeout bounds the program from the moment it is let run (after the
+	// worktree is recorded); time spent waiting for an earlier run counts
+	// against ctx only.
+	Timeout time.Duration
+	// MaxOutputBytes caps stdout and stderr each.
+	MaxOutputBytes int
+	// Network false runs the program without any network (not even loopback).
+	Network bool
+	// Progress, if set, is called at least every second while the program
+	// runs, never concurrently and never after Run returns. A slow callback
+	// skips reports but does not delay a timeout or cancellation.
+	Progress func(Progress)
+}
+
+// Progress reports a running program.
+type Progress struct {
+	Elapsed                  time.Duration
+	StdoutBytes, StderrBytes int64
+}
+
+// Result is what a run did. A program that failed is a normal Result with a
+// non-zero ExitCode, not an error.
+type Result struct {
+	// ExitCode is the program's exit status; 128+n if signal n killed it;
+	// -1 when it timed out or was cancelled.
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	// ChangedFiles, DiffStat and Changes cover what this run changed,
+	// against each file's content just before it: see Change.
+	ChangedFiles []string `json:"changed_files"`
+	DiffStat     DiffStat `json:"diff_stat"`
+	Changes      []Change `json:"changes"`
+	// DurationMS is the program's wall time, from the moment it is let run
+	// (after the worktree is recorded) to its exit.
+	DurationMS int64     `json:"duration_ms"`
+	TimedOut   bool      `json:"timed_out"`
+	Cancelled  bool      `json:"cancelled"`
+	Truncated  Truncated `json:"truncated"`
+}
+
+// Truncated says which streams lost their middle to the output cap.
+type Truncated struct {
+	Stdout bool `json:"stdout"`
+	Stderr bool `json:"stderr"`
+}
+
+// DiffStat sums Changes.
+type DiffStat struct {
+	Files      int `json:"files"`
+	Insertions int `json:"insertions"`
+	Deletions  int `json:"deletions"`
+}
+
+// Run writes req.Code to the sandbox, runs it with the runtime from the
+// repository root and reports its output and what it changed. Runs wait for
+// one another; a run still waiting returns ctx's error when ctx is done. A
+// run cancelled while the program runs returns a Result with Cancelled set
+// (and the changes made so far).
+func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	path, err := e.lookupRuntime(req)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case e.turn <- struct{}{}:
+		defer func() { <-e.turn }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the previous run to finish: %w", ctx.Err())
+	}
+	// Checked again: select picks at random when both cases are ready.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("wait for the previous run to finish: %w", err)
+	}
+
+	if err := req.Sandbox.WriteMain(req.Code); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	p, err := start(path, argv(req.Runtime, req.Command, req.Sandbox), e.root, req.Env, req.Network, req.MaxOutputBytes)
+	if err != nil {
+		return nil, err
+	}
+	// The runtime boots, held at the gate, while the worktree is recorded.
+	t1 := time.Now()
+	before, err := takeSnapshot(ctx, e.root, e.index, e.logger)
+	if err != nil {
+		p.abort()
+		return nil, fmt.Errorf("record the worktree before the run: %w", err)
+	}
+	e.index = before.index
+	t2 := time.Now()
+	p.release()
+	o := p.wait(ctx, req.Timeout, req.Progress)
+	t3 := time.Now()
+
+	res := &Result{
+		ExitCode:   o.exitCode,
+		DurationMS: o.duration.Milliseconds(),
+		TimedOut:   o.timedOut,
+		Cancelled:  o.cancelled,
+	}
+	res.Stdout, res.Truncated.Stdout = p.stdout.String()
+	res.Stderr, res.Truncated.Stderr = p.stderr.String()
+	// A cancelled run still reports what it changed: the CLI prints it
+	// after ^C, and the walk is bounded.
+	changes, err := before.changes(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("find what the run changed: %w", err)
+	}
+	res.setChanges(changes)
+	e.logger.Debug("run finished",
+		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
+		"changed", len(res.Changes), "files", len(before.files),
+		"start", t1.Sub(t0).Round(time.Microsecond),
+		"snapshot", t2.Sub(t1).Round(time.Microsecond),
+		"program", t3.Sub(t2).Round(time.Microsecond),
+		"changes", time.Since(t3).Round(time.Microsecond))
+	return res, nil
+}
+
+func validate(req Request) error {
+	switch {
+	case strings.TrimSpace(req.Code) == "":
+		return fmt.Errorf("%w: pass a whole TypeScript program in code", ErrEmptyCode)
+	case len(req.Code) > MaxCodeBytes:
+		return fmt.Errorf("%w: %d bytes, the limit is %d; move data into a file the program reads", ErrCodeTooLarge, len(req.Code), MaxCodeBytes)
+	case req.Timeout <= 0:
+		return fmt.Errorf("%w: the timeout must be positive, got %v", ErrInvalidTimeout, req.Timeout)
+	case req.Sandbox == nil:
+		return errors.New("run: no sandbox prepared")
+	case req.MaxOutputBytes <= 0:
+		return fmt.Errorf("run: max output bytes must be positive, got %d", req.MaxOutputBytes)
+	}
+	return nil
+}
+
+// lookupRuntime finds the runtime on the program's PATH, else on the
+// server's: the configured passthrough list may leave PATH out, and the
+// server was started where the runtime is installed.
+func (e *Executor) lookupRuntime(req Request) (string, error) {
+	command := req.Command
+	if len(command) > 0 && strings.Contains(command[0], "/") && !filepath.IsAbs(command[0]) {
+		command = append([]string{filepath.Join(e.root, command[0])}, command[1:]...)
+	}
+	path, err := LookupRuntime(req.Runtime, command, req.Env)
+	if err == nil || !errors.Is(err, ErrRuntimeNotFound) {
+		return path, err
+	}
+	if p, err2 := LookupRuntime(req.Runtime, command, os.Environ()); err2 == nil {
+		return p, nil
+	}
+	return "", err
+}
+
+// setChanges fills the change fields; slices are never nil, so JSON shows [].
+func (r *Result) setChanges(changes []Change) {
+	r.Changes = changes
+	if r.Changes == nil {
+		r.Changes = []Change{}
+	}
+	r.ChangedFiles = make([]string, len(r.Changes))
+	r.DiffStat = DiffStat{Files: len(r.Changes)}
+	for i, c := range r.Changes {
+		r.ChangedFiles[i] = c.Path
+		r.DiffStat.Insertions += c.Insertions
+		r.DiffStat.Deletions += c.Deletions
+	}
+}

@@ -1,0 +1,133 @@
+package execute
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/omnidev/omnidev/internal/sandbox"
+)
+
+// preset is a runtime omnidev knows how to start.
+type preset struct {
+	program string
+	// args come before the runner path; they may name sandbox files.
+	args    func(sb *sandbox.Sandbox) []string
+	install string
+}
+
+// presetFor returns the [sandbox] runtime preset of that name. Measured
+// choices:
+//   - bun: `bun <runner>`, not `bun run <runner>`: `bun run` adds npm_*
+//     variables and its own PATH to the environment, and the program must get
+//     exactly the environment it was given.
+//   - deno: Deno refuses TypeScript reached through node_modules (even with
+//     a package.json "main"), so it gets the sandbox's import map instead.
+//   - node: tsx (Node cannot run TypeScript by itself before v23, and tsx
+//     resolves node_modules/<module>/index.ts as Bun does).
+func presetFor(name string) (preset, bool) {
+	none := func(*sandbox.Sandbox) []string { return nil }
+	switch name {
+	case "bun":
+		return preset{program: "bun", args: none, install: "npm install -g bun"}, true
+	case "deno":
+		return preset{
+			program: "deno",
+			args: func(sb *sandbox.Sandbox) []string {
+				return []string{"run", "-A", "--import-map=" + sb.ImportMapPath()}
+			},
+			install: "npm install -g deno",
+		}, true
+	case "node":
+		return preset{program: "tsx", args: none, install: "npm install -g tsx"}, true
+	}
+	return preset{}, false
+}
+
+// LookupRuntime returns the absolute path of the program that runs code for
+// a [sandbox] runtime: a preset name (bun, deno, node) when command is nil,
+// else the explicit command's first word. It searches the PATH of environ
+// (a list of "NAME=value"), as the program itself would. An error wraps
+// ErrRuntimeNotFound and says how to install the runtime; doctor prints it
+// as is.
+func LookupRuntime(runtime string, command []string, environ []string) (string, error) {
+	program, install, err := runtimeProgram(runtime, command)
+	if err != nil {
+		return "", err
+	}
+	path, err := lookPath(program, pathList(environ))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s not found on PATH; install it with `%s`", ErrRuntimeNotFound, program, install)
+	}
+	return path, nil
+}
+
+// runtimeProgram returns the program to look up and how to install it.
+func runtimeProgram(runtime string, command []string) (program, install string, err error) {
+	if len(command) > 0 {
+		if command[0] == "" {
+			return "", "", fmt.Errorf("%w: [sandbox] runtime command is empty; set runtime = \"bun\" or a command such as [\"bun\"] in omni/config.toml", ErrRuntimeNotFound)
+		}
+		return command[0], "install " + command[0] + " or change [sandbox] runtime in omni/config.toml", nil
+	}
+	p, ok := presetFor(runtime)
+	if !ok {
+		return "", "", fmt.Errorf("%w: unknown [sandbox] runtime %q; use \"bun\", \"deno\", \"node\" or an explicit command [\"cmd\", \"arg\"]", ErrRuntimeNotFound, runtime)
+	}
+	return p.program, p.install, nil
+}
+
+// argv returns the program's arguments (after the program path) for a run:
+// the preset's or the explicit command's, then the runner.
+func argv(runtime string, command []string, sb *sandbox.Sandbox) []string {
+	var args []string
+	if len(command) > 0 {
+		args = append(args, command[1:]...)
+	} else {
+		p, _ := presetFor(runtime) // Run looked the runtime up first
+		args = append(args, p.args(sb)...)
+	}
+	return append(args, sb.RunnerPath())
+}
+
+// pathList returns the directories of the last PATH in environ.
+func pathList(environ []string) []string {
+	path := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return filepath.SplitList(path)
+}
+
+// lookPath finds program as exec.LookPath does, but on the given PATH
+// rather than the server's. Relative PATH entries (".", "") are skipped: a
+// runtime picked up from whatever directory the server started in is a
+// trap, and exec.LookPath refuses those results as well.
+func lookPath(program string, dirs []string) (string, error) {
+	if strings.Contains(program, "/") {
+		return executable(program)
+	}
+	for _, dir := range dirs {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		if p, err := executable(filepath.Join(dir, program)); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found", program)
+}
+
+func executable(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s: not an executable file", path)
+	}
+	return filepath.Abs(path)
+}

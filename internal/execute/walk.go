@@ -1,0 +1,279 @@
+package execute
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"golang.org/x/sys/unix"
+)
+
+// fileStat is what a walk records of a file: enough to tell that it changed
+// without reading it.
+type fileStat struct {
+	size  int64
+	mtime int64 // nanoseconds since the epoch
+	ctime int64 // catches rewrites that restore mtime (touch -r, cp -p)
+	ino   uint64
+	mode  uint32 // st_mode: type and permission bits
+}
+
+func fileStatOf(st *unix.Stat_t) fileStat {
+	return fileStat{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, mode: st.Mode}
+}
+
+func (s fileStat) isLink() bool { return s.mode&unix.S_IFMT == unix.S_IFLNK }
+
+// executable is the one permission bit git records.
+func (s fileStat) executable() bool { return s.mode&0o100 != 0 }
+
+// walkers returns how many directories are read at once. The walk is
+// syscall-bound (getdents, fstatat) on cached metadata, so a few more than
+// the cores keeps them busy while one goroutine blocks; more only adds
+// contention.
+func walkers() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// tree is what a walk covers: the files below root, minus .git folders,
+// root's .omni, nested repositories and ignored files. Tracked files are
+// never ignored, as in git, even when a pattern matches them.
+type tree struct {
+	root string
+	// topDir is root's path from the worktree top, as gitignore path
+	// components: patterns are anchored at the top, not at root.
+	topDir []string
+	// index is the git index (nil outside git).
+	index *gitIndex
+	// base are the patterns that apply before any .gitignore below root:
+	// the global excludes file, info/exclude, .gitignore files above root.
+	base []gitignore.Pattern
+	// bufs recycles getdents buffers across the folders of a walk.
+	bufs sync.Pool
+}
+
+// walk returns every file of the tree with its stat data, in no particular
+// order. Directories are read on several goroutines. Entries that vanish or
+// cannot be read while it runs are left out rather than failing the walk:
+// they are not files a run can report.
+func (t *tree) walk(ctx context.Context) ([]walkedFile, error) {
+	var (
+		mu    sync.Mutex
+		files = make([]walkedFile, 0, t.index.len()+64)
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, walkers())
+	)
+	var visit func(dir string, patterns []gitignore.Pattern)
+	visit = func(dir string, patterns []gitignore.Pattern) {
+		defer wg.Done()
+		if ctx.Err() != nil {
+			return
+		}
+		sem <- struct{}{}
+		found, subdirs := t.readDir(dir, patterns)
+		<-sem
+		mu.Lock()
+		files = append(files, found...)
+		mu.Unlock()
+		for _, sd := range subdirs {
+			wg.Add(1)
+			go visit(sd.rel, sd.patterns)
+		}
+	}
+	wg.Add(1)
+	go visit("", t.base)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+type walkedFile struct {
+	rel   string
+	stat  fileStat
+	entry *index.Entry // the file's index entry; nil when untracked
+}
+
+type walkedDir struct {
+	rel      string
+	patterns []gitignore.Pattern
+}
+
+// readDir lists one directory: its files to record and its subdirectories
+// to walk, with the ignore patterns that apply in them.
+func (t *tree) readDir(dir string, patterns []gitignore.Pattern) ([]walkedFile, []walkedDir) {
+	fd, err := unix.Open(filepath.Join(t.root, filepath.FromSlash(dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil
+	}
+	defer unix.Close(fd)
+	buf, _ := t.bufs.Get().(*direntBuf)
+	if buf == nil {
+		buf = new(direntBuf)
+	}
+	ents, err := readDirents(fd, buf[:])
+	t.bufs.Put(buf)
+	if err != nil {
+		return nil, nil
+	}
+	has := func(name string) bool {
+		return slices.ContainsFunc(ents, func(e dirent) bool { return e.name == name })
+	}
+	if dir != "" && has(".git") {
+		// A nested repository (or submodule) has a history of its own: git
+		// does not look inside, and neither do we.
+		return nil, nil
+	}
+	components := t.components(dir)
+	if has(".gitignore") {
+		own := readPatterns(filepath.Join(t.root, filepath.FromSlash(dir), ".gitignore"), components)
+		// Clip so that siblings appending their own never share a backing array.
+		patterns = append(slices.Clip(patterns), own...)
+	}
+	matcher := gitignore.NewMatcher(patterns)
+	var files []walkedFile
+	var dirs []walkedDir
+	for _, e := range ents {
+		if e.name == ".git" || dir == "" && e.name == ".omni" {
+			continue
+		}
+		rel := e.name
+		if dir != "" {
+			rel = dir + "/" + e.name
+		}
+		var st unix.Stat_t
+		if e.typ != unix.DT_DIR {
+			// Folders need no stat: only files' data is compared. Entries
+			// of unknown type (filesystems without d_type) get one too.
+			if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue
+			}
+		} else {
+			st.Mode = unix.S_IFDIR
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			if matcher.Match(append(components, e.name), true) && !t.index.hasBelow(rel) {
+				continue
+			}
+			dirs = append(dirs, walkedDir{rel: rel, patterns: patterns})
+		case unix.S_IFREG, unix.S_IFLNK:
+			entry := t.index.entry(rel)
+			if entry == nil && matcher.Match(append(components, e.name), false) {
+				continue
+			}
+			files = append(files, walkedFile{rel: rel, entry: entry, stat: fileStatOf(&st)})
+		}
+		// Sockets, FIFOs and devices are not content git (or we) can track.
+	}
+	return files, dirs
+}
+
+// dirent is a directory entry: its name and its type (unix.DT_*).
+type dirent struct {
+	name string
+	typ  uint8
+}
+
+// direntBuf holds what one getdents call returns: a few hundred entries.
+type direntBuf [8 << 10]byte
+
+// readDirents lists the folder open as fd with getdents64 rather than
+// os.File.Readdirnames: it also returns each entry's type, which saves a
+// stat per subfolder, and skips os.File's poller setup per folder. Both
+// show in profiles of a 10k-file walk, which is all syscalls.
+func readDirents(fd int, buf []byte) ([]dirent, error) {
+	var ents []dirent
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return ents, nil
+		}
+		// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." {
+				ents = append(ents, dirent{name: s, typ: b[18]})
+			}
+			b = b[reclen:]
+		}
+	}
+}
+
+// components returns the gitignore path of a root-relative dir: its
+// components from the worktree top. The result is clipped so appending a
+// name never writes into a shared array.
+func (t *tree) components(dir string) []string {
+	c := slices.Clip(t.topDir)
+	if dir != "" {
+		c = append(c, strings.Split(dir, "/")...)
+	}
+	return slices.Clip(c)
+}
+
+// readPatterns parses a gitignore-format file; a missing or unreadable
+// file has no patterns. domain is the folder the patterns are relative to.
+func readPatterns(path string, domain []string) []gitignore.Pattern {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return parsePatterns(data, domain)
+}
+
+func parsePatterns(data []byte, domain []string) []gitignore.Pattern {
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		// git drops a trailing CR, so files saved with CRLF still work.
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}
+
+// lstatFile returns the stat data of one root-relative path, and whether
+// it is a file a walk would record (ignoring aside).
+func lstatFile(root, rel string) (fileStat, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(root, filepath.FromSlash(rel)), &st); err != nil {
+		return fileStat{}, false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFLNK:
+		return fileStatOf(&st), true
+	}
+	return fileStat{}, false
+}
+
+// isNotExist reports a path that is gone, including one whose parent became
+// a file.
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)
+}

@@ -1,0 +1,25 @@
+// Package sandbox maintains <root>/.omni/sandbox, the folder executed code
+// runs from:
+//
+//	.omni/sandbox/
+//	  main.ts            the agent's program, written verbatim by WriteMain
+//	  runner.ts          waits for a byte on stdin, imports ./main.ts, awaits
+//	                     main() and sets the exit code
+//	  package.json       {"type": "module"}, so Node (tsx) loads both files as ESM
+//	  import_map.json    module -> entry file, for Deno (which ignores node_modules)
+//	  node_modules       symlink -> node_modules.<generation>
+//	  node_modules.<generation>/<module>  relative symlink -> omni/capabilities/<id>
+//
+// Bun and tsx resolve `import x from "<module>"` in main.ts through
+// node_modules/<module>, following the symlink to the capability folder (its
+// package.json "main", else index.ts). Deno refuses TypeScript reached through
+// node_modules, so its preset passes import_map.json instead.
+//
+// A reload builds a new generation next to the live one and swaps the
+// node_modules symlink with one rename, so a run never sees a half-built tree.
+// main.ts and runner.ts sit outside the generations and are each replaced by
+// a rename, so a swap can never lose the program that is about to run.
+//
+// The package writes only below .omni/sandbox; it never runs code and never
+// decides which capabilities are enabled (that is the Registry's job).
+package sandbox

@@ -1,0 +1,270 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/capability"
+)
+
+// bun returns the path of the Bun binary. Tests run the real runtime; CI
+// installs it, so its absence is a failure, never a skip.
+func bun(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("bun")
+	if err != nil {
+		t.Fatalf("bun is required by these tests (npm install -g bun): %v", err)
+	}
+	return p
+}
+
+// addCapability writes omni/capabilities/<id>/index.ts exporting hello()
+// and returns the capability as Load would.
+func addCapability(t *testing.T, root, id, module string) *capability.Capability {
+	t.Helper()
+	dir := filepath.Join(root, "omni", "capabilities", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "export function hello(): string { return \"hello from " + id + "\"; }\n"
+	if err := os.WriteFile(filepath.Join(dir, "index.ts"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &capability.Capability{ID: id, Module: module, Dir: dir, Entry: "index.ts"}
+}
+
+func registry(root string, caps ...*capability.Capability) *capability.Registry {
+	return &capability.Registry{Root: root, Capabilities: caps}
+}
+
+// runBun runs the sandbox's runner from the repository root, as the
+// executor does, and returns its combined output and exit code.
+func runBun(ctx context.Context, t *testing.T, root string, s *Sandbox) (string, int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bun(t), s.RunnerPath())
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil && cmd.ProcessState == nil {
+		t.Fatalf("run bun: %v", err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+func TestPrepareLayout(t *testing.T) {
+	root := t.TempDir()
+	tasks := addCapability(t, root, "tasks", "tasks")
+	repo := addCapability(t, root, "repo-tools", "repo")
+	s, err := Prepare(root, registry(root, tasks, repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Dir(), filepath.Join(root, ".omni", "sandbox"); got != want {
+		t.Errorf("Dir() = %q, want %q", got, want)
+	}
+	if got, want := s.Modules(), []string{"repo", "tasks"}; !slices.Equal(got, want) {
+		t.Errorf("Modules() = %q, want %q", got, want)
+	}
+	for module, want := range map[string]string{
+		"tasks": "../../../omni/capabilities/tasks",
+		"repo":  "../../../omni/capabilities/repo-tools",
+	} {
+		link := filepath.Join(s.Dir(), "node_modules", module)
+		target, err := os.Readlink(link)
+		if err != nil {
+			t.Fatalf("node_modules/%s: %v", module, err)
+		}
+		if target != want {
+			t.Errorf("node_modules/%s -> %q, want the relative %q", module, target, want)
+		}
+		if _, err := os.Stat(filepath.Join(link, "index.ts")); err != nil {
+			t.Errorf("node_modules/%s does not reach the capability: %v", module, err)
+		}
+	}
+	im, err := os.ReadFile(s.ImportMapPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(im), `"tasks": "../../omni/capabilities/tasks/index.ts"`) {
+		t.Errorf("import map lacks the tasks entry:\n%s", im)
+	}
+	if _, err := os.Stat(s.RunnerPath()); err != nil {
+		t.Errorf("runner: %v", err)
+	}
+}
+
+func TestPrepareRemovesDisabledModules(t *testing.T) {
+	root := t.TempDir()
+	tasks := addCapability(t, root, "tasks", "tasks")
+	repo := addCapability(t, root, "repo", "repo")
+	if _, err := Prepare(root, registry(root, tasks, repo)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Prepare(root, registry(root, tasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(s.Dir(), "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"tasks"}; !slices.Equal(names, want) {
+		t.Errorf("node_modules holds %q after disabling repo, want %q", names, want)
+	}
+}
+
+func TestPrepareRejects(t *testing.T) {
+	root := t.TempDir()
+	tests := []struct {
+		name string
+		caps []*capability.Capability
+		want string
+	}{
+		{"path", []*capability.Capability{{ID: "x", Module: "../escape", Dir: root}}, "is a path"},
+		{"builtin", []*capability.Capability{{ID: "x", Module: "fs", Dir: root}}, "reserved"},
+		{"leading dot", []*capability.Capability{{ID: "x", Module: ".hidden", Dir: root}}, "is a path"},
+		{"duplicate", []*capability.Capability{{ID: "a", Module: "m", Dir: root}, {ID: "b", Module: "m", Dir: root}}, "both export"},
+		{"relative folder", []*capability.Capability{{ID: "a", Module: "m", Dir: "omni/capabilities/a"}}, "not an absolute path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Prepare(root, registry(root, tt.caps...))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Prepare() error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestBunResolvesModules checks what the layout is for: Bun, started from
+// the repository root, imports a capability by its module name.
+func TestBunResolvesModules(t *testing.T) {
+	root := t.TempDir()
+	s, err := Prepare(root, registry(root, addCapability(t, root, "tasks-cap", "tasks")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := "import { hello } from \"tasks\";\nexport function main(): number { console.log(hello()); return 7; }\n"
+	if err := s.WriteMain(code); err != nil {
+		t.Fatal(err)
+	}
+	out, exit := runBun(t.Context(), t, root, s)
+	if exit != 7 || !strings.Contains(out, "hello from tasks-cap") {
+		t.Fatalf("bun exited %d with output %q; want 7 and the capability's greeting", exit, out)
+	}
+}
+
+func TestWriteMain(t *testing.T) {
+	root := t.TempDir()
+	s, err := Prepare(root, registry(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := "// verbatim \u00e9\r\nconsole.log(1)" // no trailing newline, CRLF kept
+	if err := s.WriteMain(code); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(s.MainPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != code {
+		t.Errorf("main.ts = %q, want %q", got, code)
+	}
+	entries, _ := os.ReadDir(s.Dir())
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// TestWriteMainRebuilds covers a program that deleted .omni: the next run
+// must not fail for want of a runner or links.
+func TestWriteMainRebuilds(t *testing.T) {
+	root := t.TempDir()
+	s, err := Prepare(root, registry(root, addCapability(t, root, "tasks", "tasks")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, ".omni")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteMain("import { hello } from \"tasks\";\nconsole.log(hello());\n"); err != nil {
+		t.Fatal(err)
+	}
+	if out, exit := runBun(t.Context(), t, root, s); exit != 0 || !strings.Contains(out, "hello from tasks") {
+		t.Fatalf("bun exited %d with output %q after a rebuild", exit, out)
+	}
+}
+
+// TestPrepareReplacesFolder covers a node_modules folder left by an older
+// layout: it cannot be renamed over, so it is moved aside.
+func TestPrepareReplacesFolder(t *testing.T) {
+	root := t.TempDir()
+	legacy := filepath.Join(root, ".omni", "sandbox", "node_modules", "old")
+	if err := os.MkdirAll(legacy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Prepare(root, registry(root, addCapability(t, root, "tasks", "tasks")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Join(s.Dir(), "node_modules"))
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("node_modules is not the generation link: %v, %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), "node_modules", "tasks")); err != nil {
+		t.Errorf("tasks link: %v", err)
+	}
+}
+
+// TestPrepareWhileRunning swaps generations while Bun keeps resolving a
+// module through node_modules: no run may see a missing or partial tree.
+func TestPrepareWhileRunning(t *testing.T) {
+	root := t.TempDir()
+	tasks := addCapability(t, root, "tasks", "tasks")
+	extra := addCapability(t, root, "extra", "extra")
+	s, err := Prepare(root, registry(root, tasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteMain("import { hello } from \"tasks\";\nconsole.log(hello());\n"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		regs := []*capability.Registry{registry(root, tasks, extra), registry(root, tasks)}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := Prepare(root, regs[i%2]); err != nil {
+				t.Errorf("Prepare: %v", err)
+				return
+			}
+		}
+	})
+	for range 15 {
+		if out, exit := runBun(ctx, t, root, s); exit != 0 {
+			t.Errorf("run during a swap exited %d: %s", exit, out)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
