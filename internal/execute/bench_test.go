@@ -2,12 +2,12 @@ package execute
 
 import (
 	"fmt"
+	"github.com/omnidev/omnidev/internal/testrepo"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,13 +24,7 @@ appendFileSync(%q, "edit\n");
 appendFileSync(%q, "edit\n");
 appendFileSync(%q, "edit\n");
 writeFileSync("created.txt", "new\n");
-`, benchPath(0), benchPath(123), benchPath(456))
-
-// benchPath is the path of the i-th generated file: 20 files per folder,
-// 20 folders per top-level folder.
-func benchPath(i int) string {
-	return fmt.Sprintf("d%03d/e%02d/f%05d.txt", i/400, i/20%20, i)
-}
+`, testrepo.Path(0), testrepo.Path(123), testrepo.Path(456))
 
 // BenchmarkRun compares, on generated repositories of 1k, 10k (and, with
 // OMNIDEV_BENCH_LARGE=1, 50k) tracked files:
@@ -56,7 +50,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			root := benchRepo(b, n)
+			root := testrepo.Generate(b, n)
 			program := filepath.Join(b.TempDir(), "program.ts")
 			if err := os.WriteFile(program, []byte(benchProgram), 0o644); err != nil {
 				b.Fatal(err)
@@ -83,13 +77,7 @@ func BenchmarkRun(b *testing.B) {
 					b.Fatalf("run reported %+v, want the 3 edits", res.Changes)
 				}
 			}
-			status := func(b *testing.B) {
-				cmd := exec.Command("git", "status", "--porcelain")
-				cmd.Dir, cmd.Env = root, append(os.Environ(), gitEnv...)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("git status: %v\n%s", err, out)
-				}
-			}
+			status := func(b *testing.B) { testrepo.Git(b, root, "status", "--porcelain") }
 			var cached *gitIndex
 			snapshot := func(b *testing.B) {
 				s, err := takeSnapshot(b.Context(), root, cached, slog.New(slog.DiscardHandler))
@@ -97,7 +85,7 @@ func BenchmarkRun(b *testing.B) {
 					b.Fatal(err)
 				}
 				cached = s.index
-				f, err := os.OpenFile(filepath.Join(root, benchPath(789)), os.O_APPEND|os.O_WRONLY, 0)
+				f, err := os.OpenFile(filepath.Join(root, testrepo.Path(789)), os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -165,25 +153,4 @@ func cpuTime() time.Duration {
 		}
 	}
 	return total
-}
-
-// benchRepo generates a committed repository of n small text files laid
-// out by benchPath, with a .gitignore like a real project's.
-func benchRepo(b *testing.B, n int) string {
-	b.Helper()
-	start := time.Now()
-	root := b.TempDir()
-	files := map[string]string{
-		".gitignore": "node_modules/\ndist/\n*.log\n.env\n.DS_Store\ncoverage/\n*.tmp\nbuild/\n.omni/\n",
-	}
-	for i := range n {
-		files[benchPath(i)] = strings.Repeat(fmt.Sprintf("file %d: some source text of a typical length\n", i), 12)
-	}
-	writeFiles(b, root, files)
-	runGit(b, root, "init", "-q", "-b", "main")
-	runGit(b, root, "add", "-A")
-	runGit(b, root, "commit", "-q", "-m", "generated")
-	ageIndexedFiles(b, root)
-	b.Logf("generated %d files in %v", n, time.Since(start).Round(time.Millisecond))
-	return root
 }

@@ -3,6 +3,7 @@ package execute
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/omnidev/omnidev/internal/testrepo"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 type fsOp func(t *testing.T, root string)
 
 func write(rel, content string) fsOp {
-	return func(t *testing.T, root string) { writeFiles(t, root, map[string]string{rel: content}) }
+	return func(t *testing.T, root string) { testrepo.WriteFiles(t, root, map[string]string{rel: content}) }
 }
 
 func appendTo(rel, content string) fsOp {
@@ -65,7 +66,7 @@ func rename(from, to string) fsOp {
 }
 
 func gitCmd(args ...string) fsOp {
-	return func(t *testing.T, root string) { runGit(t, root, args...) }
+	return func(t *testing.T, root string) { testrepo.Git(t, root, args...) }
 }
 
 func lines(n int) string {
@@ -244,9 +245,9 @@ func TestChanges(t *testing.T) {
 			var root string
 			if tt.noGit {
 				root = t.TempDir()
-				writeFiles(t, root, tt.files)
+				testrepo.WriteFiles(t, root, tt.files)
 			} else {
-				root = gitRepo(t, tt.files)
+				root = testrepo.New(t, tt.files)
 			}
 			for _, op := range tt.before {
 				op(t, root)
@@ -277,7 +278,7 @@ func TestChanges(t *testing.T) {
 // index's entries are found under their prefix, and .gitignore files above
 // the root apply.
 func TestChangesBelowWorktreeTop(t *testing.T) {
-	top := gitRepo(t, map[string]string{
+	top := testrepo.New(t, map[string]string{
 		".gitignore":      "*.log\n",
 		"other/x.txt":     "x\n",
 		"proj/a.txt":      "1\n2\n",
@@ -291,7 +292,7 @@ func TestChangesBelowWorktreeTop(t *testing.T) {
 	if i, ok := snap.pos["a.txt"]; !ok || snap.files[i].kind != inIndex {
 		t.Fatalf("a.txt is not matched to its index entry: %+v", snap.files)
 	}
-	writeFiles(t, top, map[string]string{"proj/a.txt": "1\ntwo\n", "proj/debug.log": "l\n", "other/x.txt": "changed\n"})
+	testrepo.WriteFiles(t, top, map[string]string{"proj/a.txt": "1\ntwo\n", "proj/debug.log": "l\n", "other/x.txt": "changed\n"})
 	got, err := snap.changes(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -311,15 +312,15 @@ func TestChangesGlobalExcludes(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", xdg)
 	t.Setenv("GIT_CONFIG_GLOBAL", "")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	writeFiles(t, xdg, map[string]string{"git/ignore": "*.tmp\n"})
-	root := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	testrepo.WriteFiles(t, xdg, map[string]string{"git/ignore": "*.tmp\n"})
+	root := testrepo.New(t, map[string]string{"a.txt": "a\n"})
 	check := func(name string, want []Change) {
 		t.Helper()
 		snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFiles(t, root, map[string]string{name: "x\n"})
+		testrepo.WriteFiles(t, root, map[string]string{name: "x\n"})
 		got, err := snap.changes(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -331,7 +332,7 @@ func TestChangesGlobalExcludes(t *testing.T) {
 	check("x.tmp", nil)
 	check("x.bak", []Change{{Path: "x.bak", Status: StatusAdded, Insertions: 1}})
 
-	writeFiles(t, home, map[string]string{
+	testrepo.WriteFiles(t, home, map[string]string{
 		".gitconfig":    "[core]\n\texcludesFile = ~/my-ignores\n",
 		"my-ignores":    "*.orig\n",
 		"unrelated.txt": "",
@@ -344,7 +345,7 @@ func TestChangesGlobalExcludes(t *testing.T) {
 // dirty file, deletes one, creates one and writes its own state in .omni.
 func TestRunReportsChanges(t *testing.T) {
 	requireBun(t)
-	root := gitRepo(t, map[string]string{"a.txt": "1\n2\n", "b.txt": lines(3), "c.txt": "c\n"})
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n2\n", "b.txt": lines(3), "c.txt": "c\n"})
 	appendTo("a.txt", "dirty\n")(t, root)
 	code := `import { appendFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 appendFileSync("a.txt", "from the run\n");
@@ -403,7 +404,7 @@ func TestResultJSON(t *testing.T) {
 // TestReadIndexCache checks that the decoded index is reused while the
 // index file is unchanged, and read again once git writes it.
 func TestReadIndexCache(t *testing.T) {
-	root := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	root := testrepo.New(t, map[string]string{"a.txt": "a\n"})
 	logger := slog.New(slog.DiscardHandler)
 	r, err := openRepository(root)
 	if err != nil {
@@ -416,8 +417,8 @@ func TestReadIndexCache(t *testing.T) {
 	if again := readIndex(r, first, logger); again != first {
 		t.Error("an unchanged index was decoded again")
 	}
-	writeFiles(t, root, map[string]string{"b.txt": "b\n"})
-	runGit(t, root, "add", "b.txt")
+	testrepo.WriteFiles(t, root, map[string]string{"b.txt": "b\n"})
+	testrepo.Git(t, root, "add", "b.txt")
 	next := readIndex(r, first, logger)
 	if next == first || next.entry("b.txt") == nil {
 		t.Error("a changed index was not read again")
@@ -429,13 +430,13 @@ func TestReadIndexCache(t *testing.T) {
 // of the snapshot leaves size and times equal. Such recently modified
 // ("racy") files are compared by content whatever their stat says.
 func TestChangesRacy(t *testing.T) {
-	root := gitRepo(t, map[string]string{"tracked.txt": "aaaa\n"})
-	writeFiles(t, root, map[string]string{"tracked.txt": "bbbb\n", "untracked.txt": "cccc\n"})
+	root := testrepo.New(t, map[string]string{"tracked.txt": "aaaa\n"})
+	testrepo.WriteFiles(t, root, map[string]string{"tracked.txt": "bbbb\n", "untracked.txt": "cccc\n"})
 	snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, root, map[string]string{"tracked.txt": "BBBB\n", "untracked.txt": "CCCC\n"})
+	testrepo.WriteFiles(t, root, map[string]string{"tracked.txt": "BBBB\n", "untracked.txt": "CCCC\n"})
 	// Simulate the coarse tick: the snapshot saw the stat data of now.
 	for i := range snap.files {
 		if !snap.files[i].racy {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/omnidev/omnidev/internal/testrepo"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -103,7 +104,7 @@ func TestRunImportsCapability(t *testing.T) {
 	requireBun(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "omni", "capabilities", "tasks")
-	writeFiles(t, dir, map[string]string{
+	testrepo.WriteFiles(t, dir, map[string]string{
 		"index.ts": "export function add(a: number, b: number): number { return a + b; }\n",
 	})
 	sb := prepare(t, root, &capability.Capability{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"})
@@ -623,7 +624,7 @@ func TestRunRuntimes(t *testing.T) {
 			}
 			root := t.TempDir()
 			dir := filepath.Join(root, "omni", "capabilities", "tasks")
-			writeFiles(t, dir, map[string]string{
+			testrepo.WriteFiles(t, dir, map[string]string{
 				"index.ts": "export function double(n: number): number { return n * 2; }\n",
 			})
 			sb := prepare(t, root, &capability.Capability{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"})

@@ -1,0 +1,105 @@
+// Package testrepo makes git repositories for tests and benchmarks of other
+// packages. It is test support only: no production code imports it, and it
+// never touches anything outside the folders it is given.
+package testrepo
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gitEnv keeps the developer's git configuration out of the tests' git
+// commands (signing, hooks, templates...).
+var gitEnv = []string{
+	"GIT_CONFIG_GLOBAL=/dev/null",
+	"GIT_CONFIG_NOSYSTEM=1",
+	"GIT_AUTHOR_NAME=omnidev test", "GIT_AUTHOR_EMAIL=test@example.com",
+	"GIT_COMMITTER_NAME=omnidev test", "GIT_COMMITTER_EMAIL=test@example.com",
+}
+
+// Git runs the git CLI in dir and returns its combined output.
+func Git(tb testing.TB, dir string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gitEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// WriteFiles writes files (slash paths relative to root) with their content.
+func WriteFiles(tb testing.TB, root string, files map[string]string) {
+	tb.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// New creates a repository at a new temporary root holding files, all
+// committed.
+func New(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	root := tb.TempDir()
+	WriteFiles(tb, root, files)
+	Git(tb, root, "init", "-q", "-b", "main")
+	Git(tb, root, "add", "-A")
+	Git(tb, root, "commit", "-q", "--allow-empty", "-m", "initial")
+	// The index was written in the same second as the files: make them
+	// older, as in any repository not committed this instant, so the tests
+	// see clean files as clean (the racy case has tests of its own).
+	AgeIndexedFiles(tb, root)
+	return root
+}
+
+// AgeIndexedFiles sets every file's mtime a minute back and refreshes the
+// index so it records them.
+func AgeIndexedFiles(tb testing.TB, root string) {
+	tb.Helper()
+	old := time.Now().Add(-time.Minute)
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			os.Chtimes(path, old, old)
+		}
+		return nil
+	})
+	Git(tb, root, "update-index", "-q", "--refresh")
+}
+
+// Path is the path of the i-th file of a Generated repository: 20 files per
+// folder, 20 folders per top-level folder.
+func Path(i int) string {
+	return fmt.Sprintf("d%03d/e%02d/f%05d.txt", i/400, i/20%20, i)
+}
+
+// Generate creates a repository of n tracked text files (about 600 bytes
+// each, at Path(0)..Path(n-1)) and a typical .gitignore, all committed.
+func Generate(tb testing.TB, n int) string {
+	tb.Helper()
+	start := time.Now()
+	files := map[string]string{
+		".gitignore": "node_modules/\ndist/\n*.log\n.env\n.DS_Store\ncoverage/\n*.tmp\nbuild/\n.omni/\n",
+	}
+	for i := range n {
+		files[Path(i)] = strings.Repeat(fmt.Sprintf("file %d: some source text of a typical length\n", i), 12)
+	}
+	root := New(tb, files)
+	tb.Logf("generated %d files in %v", n, time.Since(start).Round(time.Millisecond))
+	return root
+}
