@@ -1,0 +1,500 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// How a query is scored. Every word of the query is searched in every field:
+// as itself (after stemming), as the start of longer words and, when the
+// index does not hold it, as the words within a typo of it. A document
+// scores the sum of what matched, scaled by the share of clauses that
+// matched (bleve's coordination factor), so documents holding more of the
+// words come first; see also aboutAll.
+//
+// Field boosts state the intended order — a word in a name or title says
+// what a document is about; in a description, what it is for; in a body,
+// merely that it comes up — but they are a weak lever: TF-IDF's length norm
+// already weighs a word in a two-word title far above one in a body. On the
+// ranking fixture, boosts from 1/1/1/1 to 8/8/2/1 all gave the same mean
+// reciprocal rank (0.94).
+var fieldBoosts = [...]struct {
+	field string
+	boost float64
+}{
+	{fieldTitle, 4},
+	{fieldName, 4},
+	{fieldDescription, 2},
+	{fieldBody, 1},
+}
+
+// snippetFields are the fields snippets are cut from (see snippetOf).
+var snippetFields = [...]string{fieldDescription, fieldBody}
+
+const (
+	// prefixBoost scales a match on a longer word: "config" finds
+	// "configuration", below the documents that say "config".
+	prefixBoost = 0.4
+	// minPrefixLen keeps one- and two-letter prefixes, which match much of
+	// the dictionary, out of the query.
+	minPrefixLen = 3
+	// fuzzyBoost scales a match within a typo, further divided by 1 + the
+	// edit distance, as bleve's own fuzzy query does.
+	fuzzyBoost = 0.5
+	// phraseBoost rewards documents whose title or description holds the
+	// query's words in the query's order, when it was not quoted. Bodies
+	// are left out: nearly every body holds two common words, and checking
+	// their positions tripled the cost of two-word queries.
+	phraseBoost = 2
+	// aboutAllBoost rewards documents whose title, name or description
+	// hold every word of the query (see aboutAll).
+	aboutAllBoost = 2
+	// maxExpandedWords bounds how many distinct words of a query are
+	// expanded to longer words and typos, each of which walks a term
+	// dictionary; further words are searched as they are, so a
+	// 1,000-character query stays fast.
+	maxExpandedWords = 16
+)
+
+// Typos. A word the index holds is taken as meant and never widened: only
+// words found in no field are searched with typos. Measured against the two
+// alternatives, on the 25 queries of the ranking fixture (8 with typos; mean
+// reciprocal rank of the expected hit) and the captest benchmark mix (CPU per
+// query):
+//
+//	per word, only unknown words (this):  MRR 0.94, 1.1 ms
+//	every word, blended at a lower boost:  MRR 0.96, 2.2 ms (3.2x on queries without typos)
+//	every word, when fewer than 3 hits:   MRR 0.90, 1.3 ms
+//
+// Blending won one case by the luck of fuzzy noise, at twice the cost, and
+// adds hits nobody meant; a per-query fallback misses "serach index", where
+// "index" alone finds plenty.
+//
+// (CPU times taken on a loaded 2-core machine: compare them with each other.)
+//
+// Distance 1 covers one insertion, deletion, substitution or transposition
+// (the automaton counts "serach" -> "search" as one edit). Distance 2 is
+// tried only for words of 8 characters or more that nothing within distance 1
+// matched ("migraton" -> "migrat"): its automaton costs several times more to
+// build, and tried first for every such word it made those queries 2-3x
+// slower.
+const (
+	minFuzzyLen  = 4
+	minFuzzy2Len = 8
+	// maxFuzzyLen and maxFuzzy2Len bound the words searched with typos at
+	// each distance: an automaton grows with its word (distance 2 takes 0.3
+	// ms to build for 8 characters, 1.4 ms for 16; vellum refuses one past
+	// 10,000 states, which a 1,000-character word reaches). No misspelled
+	// English word is longer, and an identifier that long is typed whole.
+	maxFuzzyLen  = 32
+	maxFuzzy2Len = 16
+	// maxTypoWords bounds how many unknown words of one query are searched
+	// with typos, so that a query of gibberish stays fast.
+	maxTypoWords = 4
+	// maxCandidates bounds the terms a typo stands for, per field: a typo
+	// means one word, not a hundred.
+	maxCandidates = 64
+)
+
+// word is one analyzed word of a query.
+type word struct {
+	term string // stemmed, as the index holds it: "track"
+	raw  string // as typed, lower-cased: "tracking"
+}
+
+// forms returns what a typo of w is looked for around: the typed form and,
+// when it differs, its stem. The stem of a misspelling is often no word at
+// all ("taks" stems to "tak"), but the stem of a misspelled inflection is
+// close to the indexed stem ("confgiuration" stems to "confgiur", one
+// transposition from "configur") while the typed form is far from it.
+func (w word) forms() []string {
+	if w.raw == w.term {
+		return []string{w.raw}
+	}
+	return []string{w.raw, w.term}
+}
+
+// expansion is everything one word of a query matches.
+type expansion struct {
+	word
+	// extend also matches the longer terms that start with term.
+	extend bool
+	// typos holds, per field, the terms within a typo of the word, when no
+	// field holds the word itself.
+	typos map[string][]index.DictEntry
+}
+
+// plan is a query made ready to run.
+type plan struct {
+	// rank is the query that finds and scores documents.
+	rank query.Query
+	// highlight matches, in snippetFields, every term rank may have
+	// matched: it finds the locations to mark in the returned documents.
+	highlight []query.Query
+}
+
+// compile turns text into a plan, or nil when text holds nothing to search
+// for. Text inside balanced double quotes is a phrase every hit must
+// contain; an unbalanced quote is ignored. Everything else is plain words:
+// no character has a special meaning, so "+", "field:", "*", "~", "^" or
+// "\" cannot make a query fail.
+func (x *Index) compile(ctx context.Context, text string, kinds []string) (*plan, error) {
+	// Unicode word breaking keeps letters on both sides of a colon together,
+	// so "kind:skill" or a source tag such as "skill:tasks/triage" would be
+	// one word that no document holds. Documents that do hold such a word
+	// are still found, through the extensions of its first part.
+	text = strings.ReplaceAll(text, ":", " ")
+	phrases, free := splitPhrases(text)
+	p := &plan{}
+	b := query.NewBooleanQuery(nil, nil, nil)
+
+	for _, ph := range phrases {
+		words := x.words(ph)
+		if len(words) == 0 {
+			continue
+		}
+		b.AddMust(phraseQuery(ph, 1, true))
+		for _, w := range words {
+			p.highlight = append(p.highlight, highlightQueries(expansion{word: w})...)
+		}
+	}
+
+	words := x.words(free)
+	exps, err := x.expand(ctx, words)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range exps {
+		b.AddShould(e.rankQuery())
+		p.highlight = append(p.highlight, highlightQueries(e)...)
+	}
+	if len(phrases) == 0 && len(words) > 1 {
+		b.AddShould(phraseQuery(free, phraseBoost, false))
+		if len(words) <= maxExpandedWords {
+			b.AddShould(aboutAll(exps))
+		}
+	}
+
+	if b.Must == nil && b.Should == nil {
+		return nil, nil
+	}
+	if len(kinds) > 0 {
+		ks := make([]query.Query, len(kinds))
+		for i, k := range kinds {
+			ks[i] = termQuery(k, fieldKind, 1)
+		}
+		// A filter restricts without scoring.
+		b.AddFilter(query.NewDisjunctionQuery(ks))
+	}
+	p.rank = b
+	return p, nil
+}
+
+// words returns the distinct analyzed words of text, in order.
+func (x *Index) words(text string) []word {
+	var out []word
+	seen := make(map[string]bool)
+	for _, t := range x.analyzer.Analyze([]byte(text)) {
+		term := string(t.Term)
+		if seen[term] {
+			continue
+		}
+		seen[term] = true
+		out = append(out, word{term: term, raw: strings.ToLower(text[t.Start:t.End])})
+	}
+	return out
+}
+
+// expand looks the words up in one snapshot of the index: which ones it
+// holds, and what the others may be typos of.
+func (x *Index) expand(ctx context.Context, words []word) ([]expansion, error) {
+	exps := make([]expansion, len(words))
+	if len(words) == 0 {
+		return exps, nil
+	}
+	adv, err := x.bleve.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("search query index: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("search query index: %w", err)
+	}
+	// Open verified that the index is scorch, whose Reader returns no
+	// snapshot, and no error, once it is closed.
+	snap, _ := r.(*scorch.IndexSnapshot)
+	if snap == nil {
+		return nil, ErrClosed
+	}
+	defer snap.Close()
+
+	typoWords := 0
+	for i, w := range words {
+		exps[i].word = w
+		if i >= maxExpandedWords {
+			continue
+		}
+		exps[i].extend = utf8.RuneCountInString(w.term) >= minPrefixLen
+		known, err := holds(ctx, snap, w.term)
+		if err != nil {
+			return nil, err
+		}
+		if known || typoWords == maxTypoWords {
+			continue
+		}
+		typoWords++
+		for distance := 1; distance <= 2 && exps[i].typos == nil; distance++ {
+			if exps[i].typos, err = x.typos(snap, w, distance); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return exps, nil
+}
+
+// holds reports whether some field of the index holds term.
+func holds(ctx context.Context, r index.IndexReader, term string) (bool, error) {
+	for _, f := range fieldBoosts {
+		tfr, err := r.TermFieldReader(ctx, []byte(term), f.field, false, false, false)
+		if err != nil {
+			return false, fmt.Errorf("search query index: %w", err)
+		}
+		n := tfr.Count()
+		tfr.Close()
+		if n > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// typos returns, per field, the terms within distance of the forms of w,
+// nearest first; nil when there are none.
+//
+// This is what bleve's fuzzy query does, except that each form's automaton
+// is built once and run over the term dictionary of every field: bleve
+// builds it again for each field, and building it is most of the cost of a
+// typo (four times over, with four fields).
+func (x *Index) typos(snap *scorch.IndexSnapshot, w word, distance int) (map[string][]index.DictEntry, error) {
+	minLen, maxLen := minFuzzyLen, maxFuzzyLen
+	if distance == 2 {
+		minLen, maxLen = minFuzzy2Len, maxFuzzy2Len
+	}
+	found := make(map[string]map[string]uint8) // field -> term -> distance
+	for _, form := range w.forms() {
+		if n := utf8.RuneCountInString(form); n < minLen || n > maxLen {
+			continue
+		}
+		builder, err := x.levenshtein[distance-1]()
+		if err != nil {
+			return nil, fmt.Errorf("search query index: %w", err)
+		}
+		dfa, err := builder.BuildDfa(form, uint8(distance))
+		if err != nil {
+			return nil, fmt.Errorf("search query index: %w", err)
+		}
+		for _, f := range fieldBoosts {
+			for _, seg := range snap.Segments() {
+				dict, err := seg.Segment().Dictionary(f.field)
+				if err != nil {
+					return nil, fmt.Errorf("search query index: %w", err)
+				}
+				it := automatonIterator(dict, dfa)
+				for {
+					e, err := it.Next()
+					if err != nil {
+						return nil, fmt.Errorf("search query index: %w", err)
+					}
+					if e == nil {
+						break
+					}
+					terms := found[f.field]
+					if terms == nil {
+						terms = make(map[string]uint8)
+						found[f.field] = terms
+					}
+					if d, ok := terms[e.Term]; !ok || e.EditDistance < d {
+						terms[e.Term] = e.EditDistance
+					}
+				}
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]index.DictEntry, len(found))
+	for field, terms := range found {
+		cands := make([]index.DictEntry, 0, len(terms))
+		for t, d := range terms {
+			cands = append(cands, index.DictEntry{Term: t, EditDistance: d})
+		}
+		slices.SortFunc(cands, func(a, b index.DictEntry) int {
+			return cmp.Or(cmp.Compare(a.EditDistance, b.EditDistance), strings.Compare(a.Term, b.Term))
+		})
+		out[field] = cands[:min(len(cands), maxCandidates)]
+	}
+	return out, nil
+}
+
+// automatonIterator walks the terms of dict that a accepts, without reading
+// their postings when the segment allows it (zap does), as bleve does for
+// its own fuzzy queries.
+func automatonIterator(dict segment.TermDictionary, a segment.Automaton) segment.DictionaryIterator {
+	type omitCount interface {
+		AutomatonIteratorOmitCount(a segment.Automaton, start, end []byte) segment.DictionaryIterator
+	}
+	if oc, ok := dict.(omitCount); ok {
+		return oc.AutomatonIteratorOmitCount(a, nil, nil)
+	}
+	return dict.AutomatonIterator(a, nil, nil)
+}
+
+// rankQuery matches e in every field, one clause per field and kind of
+// match, so that how many typo candidates a word has does not change its
+// weight against the other words.
+func (e *expansion) rankQuery() query.Query {
+	var qs []query.Query
+	for _, f := range fieldBoosts {
+		qs = append(qs, termQuery(e.term, f.field, f.boost))
+		if e.extend {
+			if q := extensionsOf(e.term, f.field, f.boost*prefixBoost); q != nil {
+				qs = append(qs, q)
+			}
+		}
+		if cands := e.typos[f.field]; len(cands) > 0 {
+			typos := make([]query.Query, len(cands))
+			for i, c := range cands {
+				typos[i] = termQuery(c.Term, f.field, f.boost*fuzzyBoost/float64(1+c.EditDistance))
+			}
+			qs = append(qs, query.NewDisjunctionQuery(typos))
+		}
+	}
+	return query.NewDisjunctionQuery(qs)
+}
+
+// highlightQueries match, in the snippet fields, the terms rankQuery matches.
+func highlightQueries(e expansion) []query.Query {
+	var qs []query.Query
+	for _, f := range snippetFields {
+		qs = append(qs, termQuery(e.term, f, 1))
+		if e.extend {
+			if q := extensionsOf(e.term, f, 1); q != nil {
+				qs = append(qs, q)
+			}
+		}
+		for _, c := range e.typos[f] {
+			qs = append(qs, termQuery(c.Term, f, 1))
+		}
+	}
+	return qs
+}
+
+// aboutAll matches the documents whose short fields — title, name,
+// description — hold every word of a query (or a typo's candidate), each in
+// any of them.
+//
+// Without it, a capability wins most queries of several words with one of
+// them: it holds that word in its title, name, description and types at
+// once, and bleve sums over fields. On the ranking fixture, "task priority"
+// found the tasks capability before the triage skill described as "Sort
+// incoming tasks by priority". The bonus raised the mean reciprocal rank of
+// the expected hit over 17 queries from 0.84 to 0.94. Bodies are left out:
+// with them the bonus ranked the same and cost 0.6 ms more per two-word
+// query on the captest corpus, where every body holds every common word.
+func aboutAll(exps []expansion) query.Query {
+	all := make([]query.Query, len(exps))
+	for i, e := range exps {
+		var fs []query.Query
+		for _, f := range fieldBoosts {
+			if f.field == fieldBody {
+				continue
+			}
+			fs = append(fs, termQuery(e.term, f.field, f.boost))
+			for _, c := range e.typos[f.field] {
+				fs = append(fs, termQuery(c.Term, f.field, f.boost*fuzzyBoost/float64(1+c.EditDistance)))
+			}
+		}
+		all[i] = query.NewDisjunctionQuery(fs)
+	}
+	q := query.NewConjunctionQuery(all)
+	q.SetBoost(aboutAllBoost)
+	return q
+}
+
+// phraseQuery matches text as a phrase in titles, descriptions and, when
+// bodies is set, bodies. Names are too short to hold a phrase worth scoring.
+func phraseQuery(text string, boost float64, bodies bool) query.Query {
+	var qs []query.Query
+	for _, f := range fieldBoosts {
+		if f.field == fieldName || (f.field == fieldBody && !bodies) {
+			continue
+		}
+		q := query.NewMatchPhraseQuery(text)
+		q.SetField(f.field)
+		q.Analyzer = analyzerName
+		q.SetBoost(f.boost * boost)
+		qs = append(qs, q)
+	}
+	return query.NewDisjunctionQuery(qs)
+}
+
+func termQuery(term, field string, boost float64) query.Query {
+	q := query.NewTermQuery(term)
+	q.SetField(field)
+	q.SetBoost(boost)
+	return q
+}
+
+// extensionsOf matches the terms that start with term and are longer. A
+// prefix query would match term itself too, and so walk the postings of the
+// exact match a second time. Nil when term ends in 0xff bytes, which no
+// UTF-8 word does.
+func extensionsOf(term, field string, boost float64) query.Query {
+	end := []byte(term)
+	for len(end) > 0 && end[len(end)-1] == 0xff {
+		end = end[:len(end)-1]
+	}
+	if len(end) == 0 {
+		return nil
+	}
+	end[len(end)-1]++
+	exclusive := false
+	q := query.NewTermRangeInclusiveQuery(term, string(end), &exclusive, &exclusive)
+	q.SetField(field)
+	q.SetBoost(boost)
+	return q
+}
+
+// splitPhrases returns the phrases between balanced double quotes, and the
+// rest of text. When the quotes are odd in number, the last one is left out
+// of the pairing and read as a space.
+func splitPhrases(text string) (phrases []string, rest string) {
+	if !strings.Contains(text, `"`) {
+		return nil, text
+	}
+	parts := strings.Split(text, `"`)
+	pairs := strings.Count(text, `"`) / 2
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 && i < 2*pairs {
+			if strings.TrimSpace(p) != "" {
+				phrases = append(phrases, p)
+			}
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteString(p)
+		b.WriteByte(' ')
+	}
+	return phrases, b.String()
+}

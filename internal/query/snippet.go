@@ -1,0 +1,258 @@
+package query
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/search"
+)
+
+// SnippetChars bounds a snippet, in characters (runes), marks and ellipses
+// included.
+const SnippetChars = 240
+
+const (
+	markOpen  = "**"
+	markClose = "**"
+	ellipsis  = "…"
+)
+
+// span is the byte range of a matched word in a field's text, and which of
+// the matched terms it is.
+type span struct{ start, end, term int }
+
+// snippetOf cuts the snippet of a returned hit from the stored field where
+// the most distinct terms matched: the description when it ties with the
+// body, since it is the summary. A hit that matched only in its name or
+// title gets the beginning of its description, else of its body.
+func snippetOf(h *search.DocumentMatch) string {
+	bestText, bestSpans, bestTerms := "", []span(nil), 0
+	for _, f := range snippetFields {
+		text := storedString(h, f)
+		if text == "" {
+			continue
+		}
+		if bestText == "" {
+			bestText = text
+		}
+		terms := h.Locations[f]
+		if len(terms) <= bestTerms {
+			continue // cannot beat the best, even if every term is valid
+		}
+		spans, n := matchSpans(text, terms)
+		if n > bestTerms {
+			bestText, bestSpans, bestTerms = text, spans, n
+		}
+	}
+	text, spans := skipHeading(bestText, bestSpans)
+	return snippet(text, spans, SnippetChars)
+}
+
+// skipHeading drops the Markdown heading a text starts with ("# Title"),
+// which repeats the hit's title, unless a match is in it.
+func skipHeading(text string, spans []span) (string, []span) {
+	if !strings.HasPrefix(text, "#") {
+		return text, spans
+	}
+	end := strings.IndexByte(text, '\n')
+	if end < 0 || (len(spans) > 0 && spans[0].start <= end) {
+		return text, spans
+	}
+	end++
+	shifted := make([]span, len(spans))
+	for i, s := range spans {
+		shifted[i] = span{s.start - end, s.end - end, s.term}
+	}
+	return text[end:], shifted
+}
+
+// matchSpans turns bleve's term locations into sorted, disjoint spans that
+// are valid for text, and counts the distinct terms they mark.
+func matchSpans(text string, terms search.TermLocationMap) ([]span, int) {
+	var spans []span
+	distinct := 0
+	// In term order, so that the same hit always gives the same snippet.
+	for _, term := range slices.Sorted(maps.Keys(terms)) {
+		found := false
+		for _, l := range terms[term] {
+			s, e := int(l.Start), int(l.End)
+			if s < 0 || e > len(text) || s >= e ||
+				!utf8.RuneStart(text[s]) || (e < len(text) && !utf8.RuneStart(text[e])) {
+				continue // not an offset into this text: never split a rune
+			}
+			spans = append(spans, span{s, e, distinct})
+			found = true
+		}
+		if found {
+			distinct++
+		}
+	}
+	slices.SortStableFunc(spans, func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+	})
+	// Drop what overlaps an earlier span: one word can match two terms of
+	// the query (itself and a typo of another word).
+	out := spans[:0]
+	for _, s := range spans {
+		if len(out) > 0 && s.start < out[len(out)-1].end {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, distinct
+}
+
+// snippet renders at most limit runes of text around its best cluster of
+// spans: white space collapsed, spans marked, "…" where text was cut.
+func snippet(text string, spans []span, limit int) string {
+	start, first := 0, 0
+	if len(spans) > 0 {
+		first = bestWindow(spans, limit)
+		// Some context before the first match; more when what follows it
+		// is short, so that a short text is shown whole.
+		lead := max(limit/5, limit-runesUpTo(text[spans[first].start:], limit))
+		start = leadStart(text, spans[first].start, lead)
+	}
+	spans = spans[first:]
+
+	var b strings.Builder
+	n := 0 // runes written
+	if start > 0 {
+		b.WriteString(ellipsis)
+		n++
+	}
+	// budget keeps room for a closing ellipsis.
+	budget := limit - utf8.RuneCountInString(ellipsis)
+	space := false // a space is pending: written only before more text
+	i := start
+	truncated, partial := false, false
+	for i < len(text) {
+		if len(spans) > 0 && i == spans[0].start {
+			s := spans[0]
+			word := text[s.start:s.end]
+			need := utf8.RuneCountInString(word) + utf8.RuneCountInString(markOpen+markClose)
+			if space {
+				need++
+			}
+			if n+need > budget {
+				truncated = true
+				break
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteString(markOpen + word + markClose)
+			n += need
+			i = s.end
+			spans = spans[1:]
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			i += size
+			continue
+		}
+		need := 1
+		if space {
+			need++
+		}
+		if n+need > budget {
+			truncated, partial = true, !space
+			break
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteString(text[i : i+size])
+		n += need
+		i += size
+	}
+	out := b.String()
+	if partial {
+		out = trimPartialWord(out)
+	}
+	if truncated {
+		out += ellipsis
+	}
+	return out
+}
+
+// bestWindow returns the index of the first span of the window of text,
+// about limit long, that holds the most distinct terms, then the most spans.
+func bestWindow(spans []span, limit int) int {
+	// Bytes stand in for runes here: text is mostly ASCII, and a window a
+	// little short of the limit only leaves more context around it. Marks
+	// take room too; assume a handful of them.
+	width := limit - 6*len(markOpen+markClose)
+	counts := make(map[int]int)
+	best, bestDistinct, bestCount := 0, 0, 0
+	j := 0
+	for i := range spans {
+		if j <= i {
+			j = i
+			clear(counts)
+		}
+		for j < len(spans) && spans[j].end-spans[i].start <= width {
+			counts[spans[j].term]++
+			j++
+		}
+		if d, c := len(counts), j-i; d > bestDistinct || (d == bestDistinct && c > bestCount) {
+			best, bestDistinct, bestCount = i, d, c
+		}
+		if j > i { // spans[i] leaves the window
+			if counts[spans[i].term]--; counts[spans[i].term] == 0 {
+				delete(counts, spans[i].term)
+			}
+		}
+	}
+	return best
+}
+
+// runesUpTo counts the runes of s, up to limit: bodies can be long, and
+// only whether they are shorter than a snippet matters.
+func runesUpTo(s string, limit int) int {
+	n := 0
+	for range s {
+		if n++; n == limit {
+			break
+		}
+	}
+	return n
+}
+
+// leadStart returns where a snippet whose first match is at pos starts: up
+// to lead runes earlier, at the beginning of a word when there is white
+// space to find one (scripts written without spaces start at any rune).
+func leadStart(text string, pos, lead int) int {
+	start := pos
+	for k := 0; k < lead && start > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(text[:start])
+		start -= size
+	}
+	if start == 0 {
+		return 0
+	}
+	for i, r := range text[start:pos] {
+		if unicode.IsSpace(r) {
+			return start + i + utf8.RuneLen(r)
+		}
+	}
+	return start
+}
+
+// trimPartialWord removes the word cut in the middle at the end of s,
+// unless that would remove a mark or most of s.
+func trimPartialWord(s string) string {
+	i := strings.LastIndexFunc(s, unicode.IsSpace)
+	if i < len(s)/2 || strings.Contains(s[i:], markClose) {
+		return s
+	}
+	return s[:i]
+}
