@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// omnidev runs the CLI in-process and returns its exit status and output.
+func omnidev(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(t.Context(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func gitInit(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// TestInitDoctorExec is the first five minutes of a new user: init in a new
+// git repository, doctor, run the example, and a second init that refuses.
+func TestInitDoctorExec(t *testing.T) {
+	dir := gitInit(t)
+	if code, out, errOut := omnidev(t, "", "--dir", dir, "init"); code != 0 || !strings.Contains(out, "omni/config.toml") {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := omnidev(t, "", "--dir", dir, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor after init: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"example", `module "example"`, "problems:     none", "runtime:      bun", "ok:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+
+	program := `import { greet } from "example";
+import { writeFileSync } from "node:fs";
+writeFileSync("hello.txt", greet("omnidev") + "\n");
+export function main() { console.log(greet("you")); return 4; }`
+	code, out, errOut = omnidev(t, program, "--dir", dir, "exec", "-")
+	if code != 4 || strings.TrimSpace(out) != "Hello, you!" {
+		t.Errorf("exec: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "added") || !strings.Contains(errOut, "hello.txt (+1 -0)") {
+		t.Errorf("exec summary does not report hello.txt:\n%s", errOut)
+	}
+
+	code, out, errOut = omnidev(t, "", "--dir", dir, "query", "--json", "greet")
+	if code != 0 || !strings.Contains(out, `"source": "skill:example/greet"`) {
+		t.Errorf("query --json greet: exit %d\n%s%s", code, out, errOut)
+	}
+
+	before, _ := os.ReadFile(filepath.Join(dir, "omni", "config.toml"))
+	code, _, errOut = omnidev(t, "", "--dir", dir, "init")
+	after, _ := os.ReadFile(filepath.Join(dir, "omni", "config.toml"))
+	if code == 0 || !strings.Contains(errOut, "already exists") || !bytes.Equal(before, after) {
+		t.Errorf("second init: exit %d, %q; want a refusal that changes nothing", code, errOut)
+	}
+}
+
+func TestDoctorFailsOnBrokenConfig(t *testing.T) {
+	dir := gitInit(t)
+	if err := os.MkdirAll(filepath.Join(dir, "omni"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "omni", "config.toml"), []byte("[capabilities]\nenable = [\"a\"\n"), 0o644)
+	code, out, _ := omnidev(t, "", "--dir", dir, "doctor")
+	if code == 0 || !strings.Contains(out, "omni/config.toml:") || !strings.Contains(out, "not ready") {
+		t.Errorf("doctor on a broken config: exit %d\n%s", code, out)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"no command", nil, 2, "Commands:"},
+		{"help", []string{"help"}, 0, "doctor"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"version", []string{"version"}, 0, "omnidev dev"},
+		{"subcommand help", []string{"query", "--help"}, 0, "--limit"},
+		{"bad flag", []string{"exec", "--bogus"}, 2, "flag provided but not defined"},
+		{"exec without a program", []string{"exec"}, 2, "give one program"},
+		{"no repository", []string{"--dir", "/", "doctor"}, 1, "omnidev init"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := omnidev(t, "", tc.args...)
+			if code != tc.wantCode || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d (want %d), output:\n%s%s\nwant it to mention %q", code, tc.wantCode, out, errOut, tc.want)
+			}
+		})
+	}
+}

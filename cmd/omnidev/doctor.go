@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/omnidev/omnidev/internal/server"
+)
+
+func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
+	if _, err := parse(env.flags("doctor"), args); err != nil {
+		return err
+	}
+	root, err := env.root()
+	if err != nil {
+		return err
+	}
+	d := server.Diagnose(ctx, root, env.environ)
+	printDiagnosis(env.stdout, d)
+	if !d.OK() {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func printDiagnosis(w io.Writer, d *server.Diagnosis) {
+	fmt.Fprintf(w, "repository:   %s\n", d.Root)
+	fmt.Fprintf(w, "git:          %s\n", d.Git)
+	fmt.Fprintf(w, "server:       %s\n", d.Server)
+	if d.ConfigErr != nil {
+		fmt.Fprintf(w, "config:       ERROR %v\n", d.ConfigErr)
+	} else {
+		reg := d.Registry
+		fmt.Fprintf(w, "profile:      %s (defined: %s)\n", reg.Profile, strings.Join(reg.Profiles, ", "))
+		fmt.Fprintf(w, "capabilities: %d enabled\n", len(reg.Capabilities))
+		for _, c := range reg.Capabilities {
+			fmt.Fprintf(w, "  %-16s module %-14q %s, %s, %s\n", c.ID, c.Module,
+				plural(len(c.Skills), "skill"), plural(len(c.Docs), "doc"), plural(len(c.Rules), "rule"))
+		}
+		if len(reg.Problems) == 0 {
+			fmt.Fprintln(w, "problems:     none")
+		} else {
+			fmt.Fprintf(w, "problems:     %d (left out; the rest still loads)\n", len(reg.Problems))
+			for _, p := range reg.Problems {
+				fmt.Fprintf(w, "  - %s\n", p)
+			}
+		}
+	}
+	if rt := d.Runtime; rt.Err != nil {
+		fmt.Fprintf(w, "runtime:      ERROR %v\n", rt.Err)
+	} else {
+		fmt.Fprintf(w, "runtime:      %s %s (%s)\n", rt.Name, rt.Version, rt.Path)
+	}
+	if d.OK() {
+		fmt.Fprintln(w, "\nok: `omnidev serve` can serve this repository")
+	} else {
+		fmt.Fprintln(w, "\nnot ready: fix the errors above, then run `omnidev doctor` again")
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

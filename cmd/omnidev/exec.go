@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/server"
+)
+
+func runExec(ctx context.Context, env *cliEnv, args []string) error {
+	fs := env.flags("exec")
+	timeout := fs.Duration("timeout", 0, "stop the program after this `duration` (at most the configured timeout)")
+	asJSON := fs.Bool("json", false, "print the omni_execute tool's JSON result")
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(env.stderr, "omnidev exec: give one program: a FILE, or - to read it from stdin")
+		return errUsage
+	}
+	code, err := readProgram(env.stdin, files[0])
+	if err != nil {
+		return err
+	}
+	if *timeout < 0 {
+		return fmt.Errorf("--timeout must be positive, got %v", *timeout)
+	}
+	root, err := env.root()
+	if err != nil {
+		return err
+	}
+	engine, err := server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	res, err := engine.Execute(ctx, server.ExecRequest{Code: code, Timeout: *timeout})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		io.WriteString(env.stdout, res.Stdout)
+		io.WriteString(env.stderr, res.Stderr)
+		printExecSummary(env.stderr, res)
+	}
+	return &exitError{code: execExitStatus(res)}
+}
+
+// execExitStatus maps a run to the CLI's exit status: the program's own,
+// 124 for a timeout (as timeout(1) does) and 130 for an interrupt.
+func execExitStatus(res *execute.Result) int {
+	switch {
+	case res.TimedOut:
+		return 124
+	case res.Cancelled:
+		return 130
+	case res.ExitCode < 0:
+		return 1
+	}
+	return res.ExitCode
+}
+
+func readProgram(stdin io.Reader, name string) (string, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, execute.MaxCodeBytes+1))
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read program: %w", err)
+	}
+	return string(data), nil
+}
+
+func printExecSummary(w io.Writer, res *execute.Result) {
+	status := fmt.Sprintf("exit %d", res.ExitCode)
+	switch {
+	case res.TimedOut:
+		status = "timed out"
+	case res.Cancelled:
+		status = "cancelled"
+	}
+	fmt.Fprintf(w, "--- %s in %v; %d files changed, %d insertions(+), %d deletions(-)\n", status,
+		(time.Duration(res.DurationMS) * time.Millisecond), res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
+	for _, c := range res.Changes {
+		fmt.Fprintf(w, "    %-8s %s (+%d -%d)\n", c.Status, c.Path, c.Insertions, c.Deletions)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/omnidev/omnidev/internal/query"
+	"github.com/omnidev/omnidev/internal/server"
+)
+
+func runQuery(ctx context.Context, env *cliEnv, args []string) error {
+	fs := env.flags("query")
+	limit := fs.Int("limit", 10, "most results to show, 1 to 100")
+	types := fs.Bool("types", false, "also print the TypeScript declarations of the capabilities found")
+	kinds := fs.String("kinds", "", "comma-separated kinds to show: capability, skill, doc, rule")
+	asJSON := fs.Bool("json", false, "print the omni_query tool's JSON result")
+	words, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	req := query.Request{Query: strings.Join(words, " "), Limit: *limit, IncludeTypes: *types}
+	if *kinds != "" {
+		req.Kinds = strings.Split(*kinds, ",")
+	}
+	root, err := env.root()
+	if err != nil {
+		return err
+	}
+	engine, err := server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	res, err := engine.Query(ctx, req)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printQueryResult(env.stdout, res)
+	return nil
+}
+
+func printQueryResult(w io.Writer, res *query.Result) {
+	for _, h := range res.Results {
+		fmt.Fprintf(w, "%s  %s  (score %.3g)\n", h.Source, h.Title, h.Score)
+		if h.Snippet != "" {
+			fmt.Fprintf(w, "    %s\n", h.Snippet)
+		}
+	}
+	if len(res.Results) > 0 {
+		fmt.Fprintf(w, "\n%d of %d results\n", len(res.Results), res.Total)
+	}
+	if len(res.Summary) > 0 {
+		fmt.Fprintln(w, "Capabilities:")
+		for _, c := range res.Summary {
+			fmt.Fprintf(w, "  %-16s import from %q: %s\n", c.ID, c.Module, c.Description)
+		}
+	}
+	if res.TypeDefinitions != "" {
+		fmt.Fprintf(w, "\n%s\n", res.TypeDefinitions)
+	}
+	if len(res.Results) == 0 && len(res.Summary) == 0 {
+		fmt.Fprintln(w, "no results; `omnidev query` with no words lists every capability")
+	}
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/omnidev/omnidev/internal/server"
+)
+
+func runServe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := env.flags("serve")
+	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
+	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	httpAddr := fs.String("http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (e.g. 127.0.0.1:7777; port 0 picks one)")
+	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $OMNIDEV_TOKEN); required off loopback")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	root, err := env.root()
+	if err != nil {
+		return err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *level)
+	}
+	// Stdout carries JSON-RPC only: every log line goes to stderr or the file.
+	var out io.Writer = env.stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open log file: %w", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lvl}))
+	if *token == "" {
+		*token = env.getenv("OMNIDEV_TOKEN")
+	}
+	return server.Serve(ctx, server.ServeOptions{
+		Root: root, Version: version, Environ: env.environ, Logger: logger,
+		HTTPAddr: *httpAddr, Token: *token,
+	})
+}

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+
+	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/execute"
+)
+
+// Diagnosis is what `omnidev doctor` found out about a repository.
+type Diagnosis struct {
+	Root string
+	// Registry is nil when the config could not be loaded (ConfigErr).
+	Registry  *capability.Registry
+	ConfigErr error
+	Runtime   RuntimeInfo
+	// Git describes the repository's git state in a few words.
+	Git    string
+	Server string
+}
+
+// RuntimeInfo describes the runtime executed code would use.
+type RuntimeInfo struct {
+	Name    string // preset name, or the explicit command
+	Path    string
+	Version string
+	// Err is set when the runtime cannot be found; it says how to install it.
+	Err error
+}
+
+// OK reports whether a server could serve this repository.
+func (d *Diagnosis) OK() bool { return d.ConfigErr == nil && d.Runtime.Err == nil }
+
+// runtimeVersionTimeout bounds `<runtime> --version`: a runtime that hangs
+// must not hang doctor.
+const runtimeVersionTimeout = 5 * time.Second
+
+// Diagnose checks everything a server needs, without starting one.
+func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
+	d := &Diagnosis{Root: root}
+	d.Registry, d.ConfigErr = capability.Load(root, environ)
+	sb := capability.Sandbox{Runtime: capability.DefaultRuntime}
+	if d.Registry != nil {
+		sb = d.Registry.Sandbox
+	}
+	d.Runtime = diagnoseRuntime(ctx, sb, environ)
+	d.Git = gitState(root)
+	switch st, err := ReadServerStatus(root); {
+	case errors.Is(err, ErrNoServer):
+		d.Server = "not running"
+	case err != nil:
+		d.Server = err.Error()
+	case st.Running:
+		d.Server = fmt.Sprintf("running (pid %d since %s)", st.PID, st.Since.Format(time.RFC3339))
+	default:
+		d.Server = fmt.Sprintf("not running (stale PID file names %d)", st.PID)
+	}
+	return d
+}
+
+func diagnoseRuntime(ctx context.Context, sb capability.Sandbox, environ []string) RuntimeInfo {
+	info := RuntimeInfo{Name: sb.Runtime}
+	if sb.Command != nil {
+		info.Name = strings.Join(sb.Command, " ")
+	}
+	path, err := execute.LookupRuntime(sb.Runtime, sb.Command, environ)
+	if err != nil {
+		info.Err = err
+		return info
+	}
+	info.Path = path
+	ctx, cancel := context.WithTimeout(ctx, runtimeVersionTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err == nil {
+		info.Version = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	}
+	return info
+}
+
+// gitState names the branch and commit without computing the worktree's
+// status, which costs seconds on big repositories.
+func gitState(root string) string {
+	repo, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{DetectDotGit: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		return "not a git repository: changes are still reported, against copies taken before each run"
+	}
+	if err != nil {
+		return "unreadable git repository: " + err.Error()
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return "git repository with no commits yet"
+	}
+	name := "detached HEAD"
+	if head.Name().IsBranch() {
+		name = "branch " + head.Name().Short()
+	}
+	return fmt.Sprintf("%s at %s", name, head.Hash().String()[:12])
+}

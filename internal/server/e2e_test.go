@@ -1,0 +1,344 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binary is the omnidev binary built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "omnidev-e2e-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "omnidev")
+	build := exec.Command("go", "build", "-o", binary, "github.com/omnidev/omnidev/cmd/omnidev")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build omnidev:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is this repository's root, whose omni/ is the fixture.
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// fixtureRepo copies this repository's omni/ into a new git repository with
+// one committed file, and returns its root.
+func fixtureRepo(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, "omni"), os.DirFS(filepath.Join(repoRoot(t), "omni"))); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, ".gitignore", ".omni/\n")
+	writeFile(t, root, "README.md", "# fixture\n\nline two\n")
+	git(t, root, "init", "-q", "-b", "main")
+	git(t, root, "add", "-A")
+	git(t, root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "fixture")
+	return root
+}
+
+func writeFile(t testing.TB, root, rel, content string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func git(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// lockedBuffer collects a process's stderr while tests read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// server is a running omnidev binary with a connected client.
+type server struct {
+	cmd     *exec.Cmd
+	session *mcp.ClientSession
+	stderr  *lockedBuffer
+	logs    chan string
+}
+
+// startServer starts `omnidev serve` in root and connects a client to it.
+func startServer(t testing.TB, root string, extraEnv ...string) *server {
+	t.Helper()
+	s := &server{stderr: new(lockedBuffer), logs: make(chan string, 16)}
+	s.cmd = exec.Command(binary, "serve", "--log-level", "debug")
+	s.cmd.Dir = root
+	s.cmd.Env = append(os.Environ(), extraEnv...)
+	s.cmd.Stderr = s.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			select {
+			case s.logs <- fmt.Sprint(r.Params.Data):
+			default:
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: s.cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr)
+	}
+	s.session = session
+	// Log notifications flow only once a client asks for them.
+	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatalf("set logging level: %v", err)
+	}
+	t.Cleanup(func() {
+		session.Close()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", s.stderr)
+		}
+	})
+	return s
+}
+
+// call calls a tool and decodes its JSON text content into out (if not nil).
+func (s *server) call(t testing.TB, ctx context.Context, tool string, args map[string]any, out any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("call %s: %d content blocks, want 1", tool, len(res.Content))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !json.Valid([]byte(text)) {
+		t.Fatalf("call %s: text content is not JSON: %s", tool, text)
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(text), out); err != nil {
+			t.Fatalf("call %s: decode %s: %v", tool, text, err)
+		}
+	}
+	return res
+}
+
+func TestEndToEndStdio(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	ctx := t.Context()
+
+	init := s.session.InitializeResult()
+	if init.ServerInfo.Name != "omnidev" || !strings.Contains(init.Instructions, "omni_query") {
+		t.Errorf("initialize: server %q, instructions %q", init.ServerInfo.Name, init.Instructions)
+	}
+	tools, err := s.session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "omni_execute,omni_query" {
+		t.Errorf("tools = %v, want omni_execute and omni_query", names)
+	}
+
+	t.Run("query summary", func(t *testing.T) {
+		var out struct {
+			Results         []any `json:"results"`
+			Summary         []struct{ ID, Module string }
+			TypeDefinitions string `json:"type_definitions"`
+		}
+		s.call(t, ctx, "omni_query", map[string]any{}, &out)
+		if len(out.Results) != 0 || len(out.Summary) != 2 {
+			t.Fatalf("empty query: %d results, summary %v; want 0 results and repo+tasks", len(out.Results), out.Summary)
+		}
+		for _, m := range []string{"declare module 'repo'", "declare module 'tasks'"} {
+			if !strings.Contains(out.TypeDefinitions, m) {
+				t.Errorf("type definitions lack %q", m)
+			}
+		}
+	})
+
+	t.Run("query hits", func(t *testing.T) {
+		var out struct {
+			Results []struct{ Source, Kind, Snippet string }
+			Total   int
+		}
+		s.call(t, ctx, "omni_query", map[string]any{"query": "complete a taks"}, &out)
+		if len(out.Results) == 0 {
+			t.Fatalf("no results for a typo of task: %+v", out)
+		}
+		found := false
+		for _, r := range out.Results {
+			found = found || strings.Contains(r.Source, "tasks")
+		}
+		if !found {
+			t.Errorf("no tasks result for 'complete a taks': %+v", out.Results)
+		}
+	})
+
+	t.Run("query bad input", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			args map[string]any
+			want string
+		}{
+			{"limit too big", map[string]any{"query": "x", "limit": 500}, "between 1 and 100"},
+			{"limit zero", map[string]any{"query": "x", "limit": 0}, "between 1 and 100"},
+			{"long query", map[string]any{"query": strings.Repeat("a", 1001)}, "1000"},
+			{"unknown kind", map[string]any{"query": "x", "kinds": []string{"bogus"}}, "capability"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				res := s.call(t, ctx, "omni_query", tc.args, nil)
+				text := res.Content[0].(*mcp.TextContent).Text
+				if !res.IsError || !strings.Contains(text, tc.want) {
+					t.Errorf("isError=%v text=%s; want a tool error mentioning %q", res.IsError, text, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("execute", func(t *testing.T) {
+		var out struct {
+			ExitCode     int                                        `json:"exit_code"`
+			Stdout       string                                     `json:"stdout"`
+			ChangedFiles []string                                   `json:"changed_files"`
+			DiffStat     struct{ Files, Insertions, Deletions int } `json:"diff_stat"`
+		}
+		code := `import { addTask, listTasks } from "tasks";
+import { writeFile } from "repo";
+export async function main() {
+  await addTask("write the report");
+  await writeFile("notes/today.md", "one\ntwo\n");
+  console.log((await listTasks()).length);
+  return 3;
+}`
+		res := s.call(t, ctx, "omni_execute", map[string]any{"code": code}, &out)
+		if res.IsError || out.ExitCode != 3 || strings.TrimSpace(out.Stdout) != "1" {
+			t.Fatalf("isError=%v exit=%d stdout=%q", res.IsError, out.ExitCode, out.Stdout)
+		}
+		if strings.Join(out.ChangedFiles, ",") != "notes/today.md" || out.DiffStat.Insertions != 2 {
+			t.Errorf("changed %v %+v; want only notes/today.md with 2 insertions (.omni/ is never reported)", out.ChangedFiles, out.DiffStat)
+		}
+	})
+
+	t.Run("execute bad input", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			args map[string]any
+			want string
+		}{
+			{"empty code", map[string]any{"code": ""}, "code"},
+			{"zero timeout", map[string]any{"code": "1", "timeout_ms": 0}, "timeout_ms"},
+			{"code too large", map[string]any{"code": strings.Repeat("/", 1<<20+1)}, "limit is 1048576"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				res := s.call(t, ctx, "omni_execute", tc.args, nil)
+				text := res.Content[0].(*mcp.TextContent).Text
+				if !res.IsError || !strings.Contains(text, tc.want) {
+					t.Errorf("isError=%v text=%.200s; want a tool error mentioning %q", res.IsError, text, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("pid file", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(root, ".omni", "server.pid"))
+		if err != nil || strings.TrimSpace(string(data)) != fmt.Sprint(s.cmd.Process.Pid) {
+			t.Errorf("PID file = %q, %v; want %d", data, err, s.cmd.Process.Pid)
+		}
+	})
+
+	// The end of stdin stops the server and removes its PID file.
+	if err := s.session.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".omni", "server.pid")); !os.IsNotExist(err) {
+		t.Errorf("PID file still there after stdin closed: %v", err)
+	}
+	if !strings.Contains(s.stderr.String(), "server stopped") {
+		t.Errorf("no 'server stopped' line in the log:\n%s", s.stderr)
+	}
+}
+
+// TestEndToEndCancel checks that cancelling a call through the client kills
+// the running program and everything it started.
+func TestEndToEndCancel(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	pidFile := filepath.Join(root, "child.pid")
+	code := fmt.Sprintf(`import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+const child = spawn("sleep", ["60"], { stdio: "ignore" });
+writeFileSync(%q, String(child.pid));
+await new Promise(() => {});`, pidFile)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
+		done <- err
+	}()
+	var childPID int
+	deadline := time.Now().Add(20 * time.Second)
+	for childPID == 0 && time.Now().Before(deadline) {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			fmt.Sscan(string(data), &childPID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if childPID == 0 {
+		t.Fatal("the program never started its child")
+	}
+	cancel()
+	<-done
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		if syscall.Kill(childPID, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("child %d still alive after the call was cancelled", childPID)
+}

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/query"
+	"github.com/omnidev/omnidev/internal/sandbox"
+)
+
+// Engine is one repository's live state: the current snapshot (registry and
+// sandbox), the query index and the executor. It is safe for concurrent use.
+type Engine struct {
+	root    string
+	environ []string
+	logger  *slog.Logger
+
+	index    *query.Index
+	indexTmp string // private index folder when another process holds .omni/index
+	executor *execute.Executor
+
+	snap     atomic.Pointer[snapshot]
+	reloadMu sync.Mutex // one reload at a time
+
+	// runs ends when the engine stops running programs (CancelRuns): the
+	// SDK keeps a handler's context alive until its client goes away, so a
+	// server that is shutting down needs its own way to end them.
+	runs       context.Context
+	cancelRuns context.CancelFunc
+}
+
+// snapshot is what one load of the repository produced. It is immutable and
+// swapped as a whole, so a request sees one consistent state from start to end.
+type snapshot struct {
+	reg     *capability.Registry
+	sandbox *sandbox.Sandbox
+	loaded  time.Time
+}
+
+// EngineOptions configure OpenEngine.
+type EngineOptions struct {
+	// Environ is the process environment executed code may draw from
+	// (through the config's passthrough list and declared variables only).
+	Environ []string
+	Logger  *slog.Logger
+}
+
+// OpenEngine loads the repository at root, opens (or builds) its index and
+// prepares its sandbox. A broken config is an error; broken capabilities are
+// problems in the registry, logged, and left out.
+func OpenEngine(ctx context.Context, root string, opts EngineOptions) (*Engine, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{root: root, environ: opts.Environ, logger: logger}
+	e.runs, e.cancelRuns = context.WithCancel(context.Background())
+
+	start := time.Now()
+	reg, err := capability.Load(root, opts.Environ)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".omni"), 0o755); err != nil {
+		return nil, fmt.Errorf("create .omni: %w", err)
+	}
+	if err := e.openIndex(ctx, reg); err != nil {
+		return nil, err
+	}
+	sb, err := sandbox.Prepare(root, reg)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("prepare sandbox: %w", err)
+	}
+	e.executor = execute.New(root, logger)
+	e.snap.Store(&snapshot{reg: reg, sandbox: sb, loaded: time.Now()})
+	e.logLoad("loaded", reg, start)
+	return e, nil
+}
+
+// openIndex opens the repository's index in .omni/index. When another
+// omnidev process holds it (several servers may serve one repository), it
+// builds a private index in a temporary folder instead, removed at Close.
+func (e *Engine) openIndex(ctx context.Context, reg *capability.Registry) error {
+	idx, err := query.Open(ctx, filepath.Join(e.root, ".omni", "index"), reg, e.logger)
+	if errors.Is(err, query.ErrLocked) {
+		tmp, terr := os.MkdirTemp("", "omnidev-index-*")
+		if terr != nil {
+			return fmt.Errorf("create private index folder: %w", terr)
+		}
+		e.logger.Info("index in use by another omnidev process; using a private one", "dir", tmp)
+		if idx, err = query.Open(ctx, tmp, reg, e.logger); err != nil {
+			os.RemoveAll(tmp)
+		} else {
+			e.indexTmp = tmp
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	e.index = idx
+	return nil
+}
+
+// Root returns the repository root.
+func (e *Engine) Root() string { return e.root }
+
+// Registry returns the current registry snapshot.
+func (e *Engine) Registry() *capability.Registry { return e.snap.Load().reg }
+
+// Query answers an omni_query request on the current index.
+func (e *Engine) Query(ctx context.Context, req query.Request) (*query.Result, error) {
+	return e.index.Search(ctx, req)
+}
+
+// ExecRequest is one omni_execute call.
+type ExecRequest struct {
+	Code string
+	// Timeout lowers the configured timeout; zero means the configured one.
+	Timeout  time.Duration
+	Progress func(execute.Progress)
+}
+
+// Execute runs a program in the current sandbox. The configured timeout caps
+// the requested one: a call may ask for less, never more.
+func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.runs, cancel)()
+	snap := e.snap.Load()
+	cfg := snap.reg.Sandbox
+	timeout := cfg.Timeout
+	if r.Timeout < 0 {
+		return nil, fmt.Errorf("%w: got %v", execute.ErrInvalidTimeout, r.Timeout)
+	}
+	if r.Timeout > 0 && r.Timeout < timeout {
+		timeout = r.Timeout
+	}
+	return e.executor.Run(ctx, execute.Request{
+		Code:           r.Code,
+		Sandbox:        snap.sandbox,
+		Runtime:        cfg.Runtime,
+		Command:        cfg.Command,
+		Env:            snap.reg.Env.Environ(),
+		Timeout:        timeout,
+		MaxOutputBytes: cfg.MaxOutputBytes,
+		Network:        cfg.Network,
+		Progress:       r.Progress,
+	})
+}
+
+// Reload loads the repository again and swaps registry, index content and
+// sandbox in. On error the last good state stays and the error is returned.
+func (e *Engine) Reload(ctx context.Context) error {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	start := time.Now()
+	reg, err := capability.Load(e.root, e.environ)
+	if err != nil {
+		return fmt.Errorf("reload: %w (keeping the last good configuration)", err)
+	}
+	sb, err := sandbox.Prepare(e.root, reg)
+	if err != nil {
+		return fmt.Errorf("reload: prepare sandbox: %w (keeping the last good configuration)", err)
+	}
+	if _, err := e.index.Update(ctx, reg); err != nil {
+		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
+	}
+	e.snap.Store(&snapshot{reg: reg, sandbox: sb, loaded: time.Now()})
+	e.logLoad("reloaded", reg, start)
+	return nil
+}
+
+func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time) {
+	docs := 0
+	for _, c := range reg.Capabilities {
+		docs += len(c.Docs) + len(c.Rules) + len(c.Skills) + 1
+	}
+	e.logger.Info(msg,
+		"profile", reg.Profile,
+		"capabilities", len(reg.Capabilities),
+		"documents", docs,
+		"problems", len(reg.Problems),
+		"duration", time.Since(start).Round(time.Microsecond))
+	for _, p := range reg.Problems {
+		e.logger.Warn("capability problem", "problem", p.String())
+	}
+}
+
+// CancelRuns kills the programs running and makes queued and later
+// executions return at once, cancelled.
+func (e *Engine) CancelRuns() { e.cancelRuns() }
+
+// Close cancels the runs and releases the index.
+func (e *Engine) Close() error {
+	e.cancelRuns()
+	err := e.index.Close()
+	if e.indexTmp != "" {
+		os.RemoveAll(e.indexTmp)
+	}
+	return err
+}

@@ -1,0 +1,257 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out after %v waiting for %s", timeout, what)
+}
+
+type queryOut struct {
+	Results []struct{ Source, Capability, Snippet string }
+	Summary []struct{ ID, Module string }
+}
+
+func (s *server) query(t testing.TB, q string) queryOut {
+	var out queryOut
+	s.call(t, t.Context(), "omni_query", map[string]any{"query": q, "limit": 100}, &out)
+	return out
+}
+
+func (o queryOut) has(source string) bool {
+	for _, r := range o.Results {
+		if r.Source == source {
+			return true
+		}
+	}
+	return false
+}
+
+func (o queryOut) ids() string {
+	var ids []string
+	for _, c := range o.Summary {
+		ids = append(ids, c.ID)
+	}
+	return strings.Join(ids, ",")
+}
+
+const reloadWait = 10 * time.Second
+
+func TestReload(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	config := filepath.Join(root, "omni", "config.toml")
+	original, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func() string { return s.query(t, "").ids() }
+
+	t.Run("add a capability", func(t *testing.T) {
+		writeFile(t, root, "omni/capabilities/notes/capability.toml", "[capability]\nid = \"notes\"\ndescription = \"Keep zanzibarian notes\"\n")
+		writeFile(t, root, "omni/capabilities/notes/index.ts", "export const n = 1;\n")
+		if err := os.WriteFile(config, []byte(strings.Replace(string(original), `enable = ["repo", "tasks"]`, `enable = ["repo", "tasks", "notes"]`, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "notes in the summary", reloadWait, func() bool { return summary() == "notes,repo,tasks" })
+		if !s.query(t, "zanzibarian").has("capability:notes") {
+			t.Error("the new capability is not searchable")
+		}
+	})
+
+	t.Run("edit a doc three folders deep", func(t *testing.T) {
+		writeFile(t, root, "omni/capabilities/notes/docs/a/b/c.md", "# Deep\n\nquokkas live here\n")
+		waitFor(t, "the deep doc", reloadWait, func() bool { return s.query(t, "quokkas").has("doc:notes/a/b/c") })
+		writeFile(t, root, "omni/capabilities/notes/docs/a/b/c.md", "# Deep\n\nwombats live here now\n")
+		waitFor(t, "the edited doc", reloadWait, func() bool { return s.query(t, "wombats").has("doc:notes/a/b/c") })
+		if s.query(t, "quokkas").has("doc:notes/a/b/c") {
+			t.Error("the old content is still found")
+		}
+	})
+
+	t.Run("mkdir -p and write at once", func(t *testing.T) {
+		writeFile(t, root, "omni/capabilities/notes/docs/x/y/z/new.md", "# New\n\naardvarks\n")
+		waitFor(t, "the new doc", reloadWait, func() bool { return s.query(t, "aardvarks").has("doc:notes/x/y/z/new") })
+	})
+
+	t.Run("broken TOML keeps the last good state, then is fixed", func(t *testing.T) {
+		if err := os.WriteFile(config, []byte("enable = [\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case msg := <-s.logs:
+			if !strings.Contains(msg, "config.toml") {
+				t.Errorf("log message %q does not name the file", msg)
+			}
+		case <-time.After(reloadWait):
+			t.Error("no log message sent to the client for a broken config")
+		}
+		if got := summary(); got != "notes,repo,tasks" {
+			t.Errorf("after a broken config: summary %s, want the last good state", got)
+		}
+		// Rename-on-save, as editors do.
+		tmp := config + ".tmp"
+		if err := os.WriteFile(tmp, original, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, config); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the fixed config", reloadWait, func() bool { return summary() == "repo,tasks" })
+	})
+
+	t.Run("switch the active profile", func(t *testing.T) {
+		writeFile(t, root, ".omni/active-profile", "minimal\n")
+		waitFor(t, "the minimal profile", reloadWait, func() bool { return summary() == "repo" })
+		if s.query(t, "addTask").has("capability:tasks") {
+			t.Error("a disabled capability is still found")
+		}
+		if err := os.Remove(filepath.Join(root, ".omni/active-profile")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the default profile", reloadWait, func() bool { return summary() == "repo,tasks" })
+	})
+
+	t.Run("remove a capability folder", func(t *testing.T) {
+		if err := os.RemoveAll(filepath.Join(root, "omni/capabilities/tasks")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "tasks gone", reloadWait, func() bool { return summary() == "repo" })
+	})
+}
+
+// serveRaw starts `omnidev serve` with its stdin kept open and no client.
+func serveRaw(t *testing.T, root string) (*exec.Cmd, *lockedBuffer, func()) {
+	t.Helper()
+	cmd := exec.Command(binary, "serve")
+	cmd.Dir = root
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the PID file", reloadWait, func() bool {
+		data, _ := os.ReadFile(filepath.Join(root, ".omni", "server.pid"))
+		return strings.TrimSpace(string(data)) == fmt.Sprint(cmd.Process.Pid)
+	})
+	return cmd, stderr, func() { stdin.Close() }
+}
+
+func TestSignalStopsServer(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			root := fixtureRepo(t)
+			cmd, stderr, closeStdin := serveRaw(t, root)
+			defer closeStdin()
+			start := time.Now()
+			cmd.Process.Signal(sig)
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("exit after %v: %v\n%s", sig, err, stderr)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %v to stop, want under 2 s", d)
+			}
+			if _, err := os.Stat(filepath.Join(root, ".omni", "server.pid")); !os.IsNotExist(err) {
+				t.Errorf("PID file left behind: %v", err)
+			}
+			if !strings.Contains(stderr.String(), `msg="server stopped" reason=signal`) {
+				t.Errorf("no stop line with the reason:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestSIGTERMKillsRunningProgram checks that stopping the server kills a
+// program it is running, and what that program started.
+func TestSIGTERMKillsRunningProgram(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	pidFile := filepath.Join(root, "child.pid")
+	code := fmt.Sprintf(`import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+const child = spawn("sleep", ["60"], { stdio: "ignore" });
+writeFileSync(%q, String(child.pid));
+await new Promise(() => {});`, pidFile)
+	go s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
+	var child int
+	waitFor(t, "the program's child", 20*time.Second, func() bool {
+		data, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		_, err = fmt.Sscan(string(data), &child)
+		return err == nil
+	})
+	start := time.Now()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
+	waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stopping took %v", d)
+	}
+}
+
+func TestStatusAndStop(t *testing.T) {
+	root := fixtureRepo(t)
+	omnidev := func(args ...string) (string, int) {
+		cmd := exec.Command(binary, append([]string{"--dir", root}, args...)...)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := omnidev("status"); code != 1 || !strings.Contains(out, "not running") {
+		t.Errorf("status with no server: exit %d, %q", code, out)
+	}
+	cmd, stderr, closeStdin := serveRaw(t, root)
+	defer closeStdin()
+	if out, code := omnidev("status"); code != 0 || !strings.Contains(out, fmt.Sprintf("pid %d", cmd.Process.Pid)) {
+		t.Errorf("status with a server: exit %d, %q", code, out)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	if out, code := omnidev("stop"); code != 0 || !strings.Contains(out, "stopped") {
+		t.Errorf("stop: exit %d, %q\n%s", code, out, stderr)
+	}
+	if err := <-waited; err != nil {
+		t.Errorf("server exit: %v", err)
+	}
+
+	t.Run("stale PID file", func(t *testing.T) {
+		dead := exec.Command("true")
+		dead.Run()
+		writeFile(t, root, ".omni/server.pid", fmt.Sprintf("%d\n", dead.Process.Pid))
+		if out, code := omnidev("status"); code != 1 || !strings.Contains(out, "stale") {
+			t.Errorf("status with a stale file: exit %d, %q", code, out)
+		}
+		if out, code := omnidev("stop"); code != 0 || !strings.Contains(out, "already gone") {
+			t.Errorf("stop with a stale file: exit %d, %q", code, out)
+		}
+		cmd, stderr, closeStdin := serveRaw(t, root)
+		closeStdin()
+		cmd.Wait()
+		if !strings.Contains(stderr.String(), "stale PID file") {
+			t.Errorf("a new server did not note the stale file:\n%s", stderr)
+		}
+	})
+}

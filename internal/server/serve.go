@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	Root    string
+	Version string
+	// Environ is the process environment (see EngineOptions).
+	Environ []string
+	Logger  *slog.Logger
+	// HTTPAddr, when set, serves Streamable HTTP on it instead of stdio.
+	HTTPAddr string
+	// Token, when set, is the bearer token HTTP clients must send.
+	Token string
+	// Transport replaces stdio (tests); ignored with HTTPAddr.
+	Transport mcp.Transport
+}
+
+// Serve runs the MCP server until ctx is cancelled or, on stdio, the client
+// goes away (end of stdin); then it stops gracefully: running programs are
+// killed, the watcher and the index closed, the PID file removed.
+func Serve(ctx context.Context, o ServeOptions) error {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var ln net.Listener
+	if o.HTTPAddr != "" {
+		// Refuse a bad or public address before anything is created.
+		var err error
+		if ln, err = listenHTTP(o.HTTPAddr, o.Token); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
+	engine, err := OpenEngine(ctx, o.Root, EngineOptions{Environ: o.Environ, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	requests := newHTTPRequests()
+	srv, err := newServer(engine, o.Version, logger, requests)
+	if err != nil {
+		return err
+	}
+	pid, err := writePIDFile(o.Root, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := pid.remove(); err != nil {
+			logger.Warn("remove PID file", "err", err)
+		}
+	}()
+	watcher, err := startReloader(ctx, engine, srv, logger)
+	if err != nil {
+		return err
+	}
+	defer watcher.Close()
+
+	transport := "stdio"
+	if ln != nil {
+		transport = "http"
+		url := httpURL(ln)
+		remove, err := writeServerInfo(o.Root, ServerInfo{URL: url, PID: os.Getpid(), Transport: transport})
+		if err != nil {
+			return err
+		}
+		defer remove()
+		logger.Info("listening on "+url, "url", url, "token", o.Token != "")
+	}
+	reg := engine.Registry()
+	logger.Info("server started", "pid", os.Getpid(), "repository", o.Root, "profile", reg.Profile,
+		"capabilities", len(reg.Capabilities), "transport", transport, "version", o.Version)
+
+	// A stop request ends running programs at once; the transport then
+	// returns as soon as their handlers do.
+	defer context.AfterFunc(ctx, engine.CancelRuns)()
+	start := time.Now()
+	if ln != nil {
+		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), engine, logger)
+	} else {
+		t := o.Transport
+		if t == nil {
+			t = &mcp.StdioTransport{}
+		}
+		err = srv.Run(ctx, t)
+	}
+	reason := "client closed the connection"
+	switch {
+	case ctx.Err() != nil:
+		reason, err = "signal", nil
+	case err != nil && !errors.Is(err, context.Canceled):
+		reason = "transport error: " + err.Error()
+	default:
+		err = nil
+	}
+	logger.Info("server stopped", "reason", reason, "uptime", time.Since(start).Round(time.Millisecond))
+	return err
+}
