@@ -1,0 +1,53 @@
+# omnidev: run `just --list` for the recipes.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Tools installed from npm on demand live in .tools/ (git-ignored).
+export PATH := justfile_directory() + "/.tools/node_modules/.bin:" + env_var("PATH")
+
+version := `git describe --tags --always --dirty 2>/dev/null || echo dev`
+bin := justfile_directory() + "/bin/omnidev"
+
+# List the recipes.
+default:
+    @just --list
+
+# Install what the tests need and a fresh machine lacks (Bun), into .tools/.
+deps:
+    @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun
+
+# Build bin/omnidev.
+build:
+    go build -ldflags "-X main.version={{version}}" -o {{bin}} ./cmd/omnidev
+
+# Run every test with the race detector, and the capabilities' own Bun tests.
+test: deps
+    go test -race -count=1 ./...
+    bun test omni/
+
+# Check formatting and vet the code.
+lint:
+    @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+    go vet ./...
+
+# Format the code.
+fmt:
+    gofmt -w .
+
+# Serve MCP over stdio on this repository's own omni/ (what an MCP host runs).
+serve: deps build
+    {{bin}} serve
+
+# Drive the built binary with clients we did not write: the MCP Inspector CLI over stdio, the MCP conformance suite over HTTP.
+smoke: deps build
+    @command -v mcp-inspector >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector
+    ./scripts/smoke.sh {{bin}}
+    ./scripts/conformance.sh {{bin}}
+
+# Run the benchmarks and print their figures.
+bench: deps
+    go test -run='^$' -bench=. -benchtime=1x -count=1 ./internal/capability/ ./internal/query/ ./internal/execute/ ./internal/watch/
+    go test -run='^$' -bench=. -count=1 ./internal/server/
+
+# Everything CI runs.
+ci: lint test smoke
