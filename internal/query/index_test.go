@@ -225,12 +225,21 @@ func TestOpenRebuildsUnusableIndex(t *testing.T) {
 			}
 			mustFind(t, x, "ripgrep", "capability:search")
 
-			// The rebuilt index is kept.
+			// The rebuilt index is kept. When bleve fell back to an older
+			// snapshot instead (either), its damaged store may fall back
+			// again or fail on the next open (seen: a mapping that no longer
+			// parses); what must hold then is that every document is there
+			// and found, whatever bleve does underneath.
 			x.Close()
 			x = reopen(t, dir, fixture(), nil)
-			if st := x.Stats(); st.Rebuilt || st.Unchanged != len(documents(fixture())) {
+			st = x.Stats()
+			switch {
+			case tt.want == either && st.Added+st.Unchanged != len(documents(fixture())):
+				t.Errorf("reopen after the recovery: %+v, want every document", st)
+			case tt.want != either && (st.Rebuilt || st.Unchanged != len(documents(fixture()))):
 				t.Errorf("reopen after the rebuild: %+v, want every document unchanged", st)
 			}
+			mustFind(t, x, "ripgrep", "capability:search")
 			if tt.name == "files of others beside the index" {
 				if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
 					t.Errorf("a file that is not ours was touched: %v", err)

@@ -18,7 +18,7 @@ import (
 
 // serveHTTP starts `omnidev serve --http 127.0.0.1:0` and returns the URL
 // it recorded in .omni/server.json.
-func serveHTTP(t *testing.T, root string, args ...string) (string, *exec.Cmd, *lockedBuffer) {
+func serveHTTP(t testing.TB, root string, args ...string) (string, *exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = root

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -31,7 +32,15 @@ type Options struct {
 	Seed         uint64 // default 1
 	// MinDocBytes and MaxDocBytes bound each doc's size (default 1024 and 3072).
 	MinDocBytes, MaxDocBytes int
+	// Uniform draws every word with the same probability from the small
+	// vocabulary, so that nearly every doc holds nearly every word: the worst
+	// case for a search engine. By default words follow Zipf's law over the
+	// vocabulary and a long tail of rarer words, as in real prose.
+	Uniform bool
 }
+
+// tailWords is the size of the generated long tail of the vocabulary.
+const tailWords = 4000
 
 // Generate writes omni/config.toml enabling every generated capability and
 // omni/capabilities/capNN/ with capability.toml, index.ts, types.d.ts,
@@ -54,6 +63,12 @@ func Generate(root string, o Options) ([]string, error) {
 		o.MaxDocBytes = max(3072, o.MinDocBytes)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	g := &gen{rng: rng, vocab: words}
+	if !o.Uniform {
+		g.vocab = append(slices.Clone(words), tail(rng, tailWords)...)
+		// s=1.1 is close to what English text measures; v=2 flattens the head.
+		g.zipf = rand.NewZipf(rand.New(rand.NewPCG(o.Seed+1, o.Seed)), 1.1, 2, uint64(len(g.vocab)-1))
+	}
 	ids := make([]string, o.Capabilities)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("cap%02d", i)
@@ -65,18 +80,18 @@ func Generate(root string, o Options) ([]string, error) {
 		dir := "omni/capabilities/" + id + "/"
 		files[dir+"capability.toml"] = fmt.Sprintf(
 			"[capability]\nid = %q\nname = \"Capability %d\"\nversion = \"0.1.0\"\ndescription = %q\n",
-			id, i, sentence(rng, 12))
+			id, i, g.sentence(12))
 		files[dir+"index.ts"] = fmt.Sprintf("export function hello%d(): string {\n  return %q;\n}\n", i, id)
 		files[dir+"types.d.ts"] = fmt.Sprintf("export function hello%d(): string;\n", i)
-		files[dir+"definition.md"] = doc(rng, "Capability "+id, o)
-		files[dir+"skills/use/SKILL.md"] = fmt.Sprintf("---\nname: use-%s\ndescription: %s\n---\n\n%s", id, sentence(rng, 10), body(rng, o.MinDocBytes))
-		files[dir+"rules/naming.md"] = doc(rng, "Naming in "+id, o)
+		files[dir+"definition.md"] = g.doc("Capability "+id, o)
+		files[dir+"skills/use/SKILL.md"] = fmt.Sprintf("---\nname: use-%s\ndescription: %s\n---\n\n%s", id, g.sentence(10), g.body(o.MinDocBytes))
+		files[dir+"rules/naming.md"] = g.doc("Naming in "+id, o)
 		for d := 1; d < o.DocsPerCap; d++ {
 			name := fmt.Sprintf("docs/doc%03d.md", d)
 			if d%3 == 0 {
 				name = fmt.Sprintf("docs/guide/doc%03d.md", d)
 			}
-			files[dir+name] = doc(rng, fmt.Sprintf("%s %s %d", words[rng.IntN(len(words))], words[rng.IntN(len(words))], d), o)
+			files[dir+name] = g.doc(fmt.Sprintf("%s %s %d", g.word(), g.word(), d), o)
 		}
 	}
 	for rel, content := range files {
@@ -99,28 +114,64 @@ func quoteList(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-func doc(rng *rand.Rand, title string, o Options) string {
-	size := o.MinDocBytes + rng.IntN(o.MaxDocBytes-o.MinDocBytes+1)
-	return "# " + title + "\n\n" + body(rng, size)
+// gen draws words and assembles docs from them.
+type gen struct {
+	rng   *rand.Rand
+	vocab []string
+	zipf  *rand.Zipf // nil: uniform over vocab
 }
 
-func body(rng *rand.Rand, size int) string {
+func (g *gen) word() string {
+	if g.zipf == nil {
+		return g.vocab[g.rng.IntN(len(g.vocab))]
+	}
+	return g.vocab[g.zipf.Uint64()]
+}
+
+func (g *gen) doc(title string, o Options) string {
+	size := o.MinDocBytes + g.rng.IntN(o.MaxDocBytes-o.MinDocBytes+1)
+	return "# " + title + "\n\n" + g.body(size)
+}
+
+func (g *gen) body(size int) string {
 	var b strings.Builder
 	for b.Len() < size {
-		b.WriteString(sentence(rng, 8+rng.IntN(10)))
+		b.WriteString(g.sentence(8 + g.rng.IntN(10)))
 		b.WriteString(" ")
-		if rng.IntN(6) == 0 {
+		if g.rng.IntN(6) == 0 {
 			b.WriteString("\n\n")
 		}
 	}
 	return b.String() + "\n"
 }
 
-func sentence(rng *rand.Rand, n int) string {
+func (g *gen) sentence(n int) string {
 	ws := make([]string, n)
 	for i := range ws {
-		ws[i] = words[rng.IntN(len(words))]
+		ws[i] = g.word()
 	}
 	s := strings.Join(ws, " ")
 	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+// tail makes n distinct pronounceable pseudo-words of 5 to 10 letters.
+func tail(rng *rand.Rand, n int) []string {
+	const cons, vows = "bcdfghklmnprstvz", "aeiou"
+	seen := map[string]bool{}
+	out := make([]string, 0, n)
+	for len(out) < n {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteByte(cons[rng.IntN(len(cons))])
+			b.WriteByte(vows[rng.IntN(len(vows))])
+		}
+		if rng.IntN(2) == 0 {
+			b.WriteByte(cons[rng.IntN(len(cons))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -1,0 +1,301 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/capability/captest"
+	"github.com/omnidev/omnidev/internal/testrepo"
+)
+
+// The benchmarks in this file measure through the built binary and an MCP
+// client, as an agent sees omnidev. Run them with `just bench`.
+
+// generatedRepo is a git repository with captest's 40 capabilities × 50
+// docs (2,000 docs of 1–3 KB) in omni/.
+func generatedRepo(b *testing.B, o captest.Options) string {
+	b.Helper()
+	root := b.TempDir()
+	if _, err := captest.Generate(root, o); err != nil {
+		b.Fatal(err)
+	}
+	testrepo.Git(b, root, "init", "-q", "-b", "main")
+	return root
+}
+
+// queryMix is single words, pairs and typos over captest's vocabulary.
+var queryMix = []string{
+	"task", "deployment", "cache", "retry backoff", "memory metrics", "schema migration",
+	"taks", "serach", "confgiuration", "deploymnet caching", "profile", "token secret",
+}
+
+// rssKB reads a process's resident set size (VmRSS) or its peak (VmHWM).
+func rssKB(b *testing.B, pid int, field string) int {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return kb
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// percentile returns the p-th percentile (0-100) of ds, in milliseconds.
+func percentile(ds []time.Duration, p float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return float64(s[i]) / float64(time.Millisecond)
+}
+
+// BenchmarkQuery is omni_query over stdio on 2,000 docs: latency
+// percentiles over a mix of words, pairs and typos, and the server's RSS
+// after the run (use -benchtime=1000x for the issue's 1,000 queries).
+func BenchmarkQuery(b *testing.B) {
+	root := generatedRepo(b, captest.Options{})
+	s := startServer(b, root)
+	ctx := context.Background()
+	s.call(b, ctx, "omni_query", map[string]any{"query": "warm up"}, nil)
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		s.call(b, ctx, "omni_query", map[string]any{"query": queryMix[i%len(queryMix)]}, nil)
+		lat = append(lat, time.Since(start))
+		i++
+	}
+	b.ReportMetric(percentile(lat, 50), "p50-ms")
+	b.ReportMetric(percentile(lat, 99), "p99-ms")
+	b.ReportMetric(float64(rssKB(b, s.cmd.Process.Pid, "VmRSS"))/1024, "rss-MB")
+}
+
+// BenchmarkStartup is the time from starting `omnidev serve` to the answer
+// to tools/list, with the index persisted from an earlier start and with
+// none (built from the 2,000 docs).
+func BenchmarkStartup(b *testing.B) {
+	root := generatedRepo(b, captest.Options{})
+	for _, persisted := range []bool{true, false} {
+		name := map[bool]string{true: "persisted-index", false: "no-index"}[persisted]
+		b.Run(name, func(b *testing.B) {
+			startServer(b, root).session.Close() // leaves a persisted index
+			var lat []time.Duration
+			for b.Loop() {
+				if !persisted {
+					os.RemoveAll(filepath.Join(root, ".omni", "index"))
+				}
+				start := time.Now()
+				s := startServer(b, root)
+				if _, err := s.session.ListTools(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				s.session.Close()
+			}
+			b.ReportMetric(percentile(lat, 50), "ms-to-tools-list")
+		})
+	}
+}
+
+// benchEdit appends a line to three tracked files and creates one file.
+var benchEdit = fmt.Sprintf(`import { appendFileSync, writeFileSync } from "node:fs";
+appendFileSync(%q, "edit\n");
+appendFileSync(%q, "edit\n");
+appendFileSync(%q, "edit\n");
+writeFileSync("created.txt", "new\n");
+`, testrepo.Path(0), testrepo.Path(123), testrepo.Path(456))
+
+// BenchmarkExecute measures omni_execute's overhead through a stdio MCP
+// client: the median tool latency minus the median bare `bun` run of the
+// same program, beside `git status --porcelain` on the same repository,
+// all three measured back to back in each iteration. Set
+// OMNIDEV_BENCH_LARGE=1 to add the 50k-file repository.
+func BenchmarkExecute(b *testing.B) {
+	bun, err := exec.LookPath("bun")
+	if err != nil {
+		b.Fatalf("bun is required (npm install -g bun): %v", err)
+	}
+	sizes := []int{1_000, 10_000}
+	if os.Getenv("OMNIDEV_BENCH_LARGE") != "" {
+		sizes = append(sizes, 50_000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			root := testrepo.Generate(b, n)
+			testrepo.WriteFiles(b, root, map[string]string{"omni/config.toml": "[capabilities]\nenable = []\n"})
+			program := filepath.Join(b.TempDir(), "program.ts")
+			if err := os.WriteFile(program, []byte(benchEdit), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			created := filepath.Join(root, "created.txt")
+			s := startServer(b, root)
+			ctx := context.Background()
+			var bare, tool, status []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				cmd := exec.Command(bun, program)
+				cmd.Dir, cmd.Env = root, []string{"PATH=" + os.Getenv("PATH")}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("bun: %v\n%s", err, out)
+				}
+				bare = append(bare, time.Since(start))
+				os.Remove(created)
+
+				var out struct {
+					ExitCode     int      `json:"exit_code"`
+					ChangedFiles []string `json:"changed_files"`
+				}
+				start = time.Now()
+				s.call(b, ctx, "omni_execute", map[string]any{"code": benchEdit}, &out)
+				tool = append(tool, time.Since(start))
+				if out.ExitCode != 0 || len(out.ChangedFiles) != 4 {
+					b.Fatalf("run: %+v, want 4 changed files", out)
+				}
+				os.Remove(created)
+
+				start = time.Now()
+				testrepo.Git(b, root, "status", "--porcelain")
+				status = append(status, time.Since(start))
+			}
+			overhead := percentile(tool, 50) - percentile(bare, 50)
+			b.ReportMetric(percentile(bare, 50), "bun-ms")
+			b.ReportMetric(percentile(tool, 50), "tool-ms")
+			b.ReportMetric(percentile(status, 50), "git-status-ms")
+			b.ReportMetric(overhead, "overhead-ms")
+			b.ReportMetric(overhead/percentile(status, 50), "x-git-status")
+			b.ReportMetric(float64(rssKB(b, s.cmd.Process.Pid, "VmHWM"))/1024, "peak-rss-MB")
+		})
+	}
+}
+
+// BenchmarkExecuteLoudProgram is the server's peak RSS while a program
+// prints 8 MiB (capped at the default 64 KiB per stream in the result).
+func BenchmarkExecuteLoudProgram(b *testing.B) {
+	root := testrepo.Generate(b, 100)
+	testrepo.WriteFiles(b, root, map[string]string{"omni/config.toml": "[capabilities]\nenable = []\n"})
+	s := startServer(b, root)
+	code := `const line = "x".repeat(1023) + "\n"; for (let i = 0; i < 8192; i++) console.log(line.slice(0, -1));`
+	for b.Loop() {
+		var out struct{ Truncated struct{ Stdout bool } }
+		s.call(b, context.Background(), "omni_execute", map[string]any{"code": code}, &out)
+		if !out.Truncated.Stdout {
+			b.Fatal("8 MiB of output was not truncated")
+		}
+	}
+	b.ReportMetric(float64(rssKB(b, s.cmd.Process.Pid, "VmHWM"))/1024, "peak-rss-MB")
+}
+
+// BenchmarkReloadVisible is the time from editing one doc among 2,000 to
+// omni_query finding its new content (the debounce is 100 ms of it).
+func BenchmarkReloadVisible(b *testing.B) {
+	root := generatedRepo(b, captest.Options{})
+	s := startServer(b, root)
+	doc := filepath.Join(root, "omni/capabilities/cap07/docs/doc010.md")
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		word := fmt.Sprintf("zyzzyva%d", i)
+		i++
+		start := time.Now()
+		if err := os.WriteFile(doc, []byte("# Edited\n\n"+word+" appears here\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			var out queryOut
+			s.call(b, context.Background(), "omni_query", map[string]any{"query": word}, &out)
+			if out.has("doc:cap07/doc010") {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				b.Fatalf("edit not visible after 10 s")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.ReportMetric(percentile(lat, 50), "p50-ms")
+	b.ReportMetric(percentile(lat, 99), "max-ms")
+}
+
+// BenchmarkHTTPConcurrent: 50 HTTP clients, each in its own session,
+// issue omni_query back to back for 10 s (OMNIDEV_BENCH_HTTP_SECONDS) on
+// 2,000 docs. Reports latency percentiles, errors, and the RSS growth
+// between the 2nd and the last second.
+func BenchmarkHTTPConcurrent(b *testing.B) {
+	const clients = 50
+	seconds := 10
+	if v, err := strconv.Atoi(os.Getenv("OMNIDEV_BENCH_HTTP_SECONDS")); err == nil && v > 2 {
+		seconds = v
+	}
+	root := generatedRepo(b, captest.Options{})
+	url, cmd, _ := serveHTTP(b, root)
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds)*time.Second)
+		var (
+			mu     sync.Mutex
+			lat    []time.Duration
+			errors int
+			wg     sync.WaitGroup
+		)
+		httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+		for c := range clients {
+			wg.Go(func() {
+				client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+				cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient}, nil)
+				if err != nil {
+					mu.Lock()
+					errors++
+					mu.Unlock()
+					return
+				}
+				defer cs.Close()
+				for i := c; ctx.Err() == nil; i++ {
+					start := time.Now()
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "omni_query", Arguments: map[string]any{"query": queryMix[i%len(queryMix)]}})
+					d := time.Since(start)
+					mu.Lock()
+					switch {
+					case ctx.Err() != nil: // the clock ran out mid-call
+					case err != nil || res.IsError:
+						errors++
+					default:
+						lat = append(lat, d)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		time.Sleep(2 * time.Second)
+		rss2 := rssKB(b, cmd.Process.Pid, "VmRSS")
+		<-ctx.Done()
+		rssEnd := rssKB(b, cmd.Process.Pid, "VmRSS")
+		cancel()
+		wg.Wait()
+		b.ReportMetric(float64(len(lat))/float64(seconds), "queries/s")
+		b.ReportMetric(percentile(lat, 50), "p50-ms")
+		b.ReportMetric(percentile(lat, 99), "p99-ms")
+		b.ReportMetric(float64(errors), "errors")
+		b.ReportMetric(float64(rssEnd)/1024, "rss-MB")
+		b.ReportMetric(100*float64(rssEnd-rss2)/float64(rss2), "rss-growth-%")
+	}
+}
