@@ -44,10 +44,14 @@ smoke: deps build
     ./scripts/smoke.sh {{bin}}
     ./scripts/conformance.sh {{bin}}
 
-# Run the benchmarks and print their figures.
-bench: deps
-    go test -run='^$' -bench=. -benchtime=1x -count=1 ./internal/capability/ ./internal/query/ ./internal/execute/ ./internal/watch/
-    go test -run='^$' -bench=. -count=1 ./internal/server/
+# Run the benchmarks and print their figures (OMNIDEV_BENCH_LARGE=1 adds 50k-file repositories).
+bench: deps build
+    go test -run '^$' -bench . -benchtime 20x ./internal/capability/ ./internal/watch/
+    go test -run '^$' -bench . -benchtime 2s ./internal/query/
+    go test -run '^$' -bench . -benchtime 20x ./internal/execute/
+    go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/
+    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible|Reload$' -benchtime 20x ./internal/server/
+    go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
 
 # Everything CI runs.
 ci: lint test smoke
