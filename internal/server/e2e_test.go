@@ -110,7 +110,7 @@ type server struct {
 func startServer(t testing.TB, root string, extraEnv ...string) *server {
 	t.Helper()
 	s := &server{stderr: new(lockedBuffer), logs: make(chan string, 16)}
-	s.cmd = exec.Command(binary, "serve", "--log-level", "debug")
+	s.cmd = exec.Command(binary, "serve", "--log-level", "info")
 	s.cmd.Dir = root
 	s.cmd.Env = append(os.Environ(), extraEnv...)
 	s.cmd.Stderr = s.stderr
