@@ -10,15 +10,21 @@ import (
 	"github.com/omnidev/omnidev/internal/server"
 )
 
+// serverStatus parses a command without arguments of its own and reads the
+// status of the repository's server.
+func serverStatus(env *cliEnv, name string, args []string) (root string, st server.ServerStatus, err error) {
+	if _, err := parse(env.flags(name), args); err != nil {
+		return "", st, err
+	}
+	if root, err = env.root(); err != nil {
+		return "", st, err
+	}
+	st, err = server.ReadServerStatus(root)
+	return root, st, err
+}
+
 func runStatus(_ context.Context, env *cliEnv, args []string) error {
-	if _, err := parse(env.flags("status"), args); err != nil {
-		return err
-	}
-	root, err := env.root()
-	if err != nil {
-		return err
-	}
-	st, err := server.ReadServerStatus(root)
+	root, st, err := serverStatus(env, "status", args)
 	if errors.Is(err, server.ErrNoServer) {
 		fmt.Fprintf(env.stdout, "not running: no server for %s\n", root)
 		return &exitError{code: 1}
@@ -44,14 +50,7 @@ func runStatus(_ context.Context, env *cliEnv, args []string) error {
 const stopWait = 5 * time.Second
 
 func runStop(ctx context.Context, env *cliEnv, args []string) error {
-	if _, err := parse(env.flags("stop"), args); err != nil {
-		return err
-	}
-	root, err := env.root()
-	if err != nil {
-		return err
-	}
-	st, err := server.ReadServerStatus(root)
+	_, st, err := serverStatus(env, "stop", args)
 	if errors.Is(err, server.ErrNoServer) {
 		fmt.Fprintln(env.stdout, "no server is running for this repository; nothing to stop")
 		return nil

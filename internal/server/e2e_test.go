@@ -304,41 +304,44 @@ export async function main() {
 	}
 }
 
+// hangingProgram returns a program that starts a `sleep 60` child, records
+// the child's pid, then waits forever; and a func that waits for the pid.
+// Tests use it to check that nothing a run started outlives the run.
+func hangingProgram(t testing.TB, root string) (code string, childPID func() int) {
+	pidFile := filepath.Join(root, "child.pid")
+	code = fmt.Sprintf(`import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+const child = spawn("sleep", ["60"], { stdio: "ignore" });
+writeFileSync(%q, String(child.pid));
+await new Promise(() => {});`, pidFile)
+	return code, func() int {
+		var pid int
+		waitFor(t, "the program's child", 20*time.Second, func() bool {
+			data, err := os.ReadFile(pidFile)
+			if err != nil {
+				return false
+			}
+			_, err = fmt.Sscan(string(data), &pid)
+			return err == nil
+		})
+		return pid
+	}
+}
+
 // TestEndToEndCancel checks that cancelling a call through the client kills
 // the running program and everything it started.
 func TestEndToEndCancel(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
-	pidFile := filepath.Join(root, "child.pid")
-	code := fmt.Sprintf(`import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
-const child = spawn("sleep", ["60"], { stdio: "ignore" });
-writeFileSync(%q, String(child.pid));
-await new Promise(() => {});`, pidFile)
+	code, childPID := hangingProgram(t, root)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
 		done <- err
 	}()
-	var childPID int
-	deadline := time.Now().Add(20 * time.Second)
-	for childPID == 0 && time.Now().Before(deadline) {
-		if data, err := os.ReadFile(pidFile); err == nil {
-			fmt.Sscan(string(data), &childPID)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if childPID == 0 {
-		t.Fatal("the program never started its child")
-	}
+	child := childPID()
 	cancel()
 	<-done
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
-		if syscall.Kill(childPID, 0) != nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Errorf("child %d still alive after the call was cancelled", childPID)
+	waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
 }

@@ -111,27 +111,14 @@ func TestEndToEndHTTP(t *testing.T) {
 	})
 
 	t.Run("a client that disconnects mid-run gets its program killed", func(t *testing.T) {
-		pidFile := filepath.Join(root, "child.pid")
-		code := fmt.Sprintf(`import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
-const child = spawn("sleep", ["60"], { stdio: "ignore" });
-writeFileSync(%q, String(child.pid));
-await new Promise(() => {});`, pidFile)
+		code, childPID := hangingProgram(t, root)
 		cs, err := connect(bearer{token})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-		var child int
-		waitFor(t, "the program's child", 20*time.Second, func() bool {
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
-				return false
-			}
-			_, err = fmt.Sscan(string(data), &child)
-			return err == nil
-		})
+		child := childPID()
 		cancel()
 		cs.Close()
 		waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })

@@ -188,22 +188,9 @@ func TestSignalStopsServer(t *testing.T) {
 func TestSIGTERMKillsRunningProgram(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
-	pidFile := filepath.Join(root, "child.pid")
-	code := fmt.Sprintf(`import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
-const child = spawn("sleep", ["60"], { stdio: "ignore" });
-writeFileSync(%q, String(child.pid));
-await new Promise(() => {});`, pidFile)
+	code, childPID := hangingProgram(t, root)
 	go s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-	var child int
-	waitFor(t, "the program's child", 20*time.Second, func() bool {
-		data, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false
-		}
-		_, err = fmt.Sscan(string(data), &child)
-		return err == nil
-	})
+	child := childPID()
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	waitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
