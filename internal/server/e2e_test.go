@@ -100,16 +100,17 @@ func (l *lockedBuffer) String() string {
 
 // server is a running omnidev binary with a connected client.
 type server struct {
-	cmd     *exec.Cmd
-	session *mcp.ClientSession
-	stderr  *lockedBuffer
-	logs    chan string
+	cmd      *exec.Cmd
+	session  *mcp.ClientSession
+	stderr   *lockedBuffer
+	logs     chan string
+	progress chan *mcp.ProgressNotificationParams
 }
 
 // startServer starts `omnidev serve` in root and connects a client to it.
 func startServer(t testing.TB, root string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{stderr: new(lockedBuffer), logs: make(chan string, 16)}
+	s := &server{stderr: new(lockedBuffer), logs: make(chan string, 16), progress: make(chan *mcp.ProgressNotificationParams, 64)}
 	s.cmd = exec.Command(binary, "serve", "--log-level", "info")
 	s.cmd.Dir = root
 	s.cmd.Env = append(os.Environ(), extraEnv...)
@@ -118,6 +119,12 @@ func startServer(t testing.TB, root string, extraEnv ...string) *server {
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			select {
 			case s.logs <- fmt.Sprint(r.Params.Data):
+			default:
+			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case s.progress <- r.Params:
 			default:
 			}
 		},
@@ -283,6 +290,46 @@ export async function main() {
 				}
 			})
 		}
+	})
+
+	t.Run("progress", func(t *testing.T) {
+		params := &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{
+			"code": `console.log("working"); await new Promise(r => setTimeout(r, 1600));`,
+		}}
+		params.SetProgressToken("run-1")
+		if _, err := s.session.CallTool(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		var got []*mcp.ProgressNotificationParams
+		for len(s.progress) > 0 {
+			got = append(got, <-s.progress)
+		}
+		// At least one a second: a 1.6 s program gets at least one.
+		if len(got) == 0 || got[0].ProgressToken != "run-1" || !strings.Contains(got[len(got)-1].Message, "bytes of stdout") {
+			t.Fatalf("progress notifications: %+v", got)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Progress <= got[i-1].Progress {
+				t.Errorf("progress does not increase: %v then %v", got[i-1].Progress, got[i].Progress)
+			}
+		}
+	})
+
+	t.Run("concurrent calls each get their own result", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				var out struct {
+					ExitCode int `json:"exit_code"`
+					Stdout   string
+				}
+				s.call(t, ctx, "omni_execute", map[string]any{"code": fmt.Sprintf("export function main() { console.log(%d); return %d }", i, 10+i)}, &out)
+				if out.ExitCode != 10+i || strings.TrimSpace(out.Stdout) != fmt.Sprint(i) {
+					t.Errorf("call %d got exit %d, stdout %q", i, out.ExitCode, out.Stdout)
+				}
+			})
+		}
+		wg.Wait()
 	})
 
 	t.Run("pid file", func(t *testing.T) {

@@ -242,3 +242,32 @@ func TestStatusAndStop(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoServersOneRepository: a second server on a repository warns, takes
+// over the PID file, and builds a private index instead of waiting on the
+// first one's; the first one's exit leaves the second's PID file alone.
+func TestTwoServersOneRepository(t *testing.T) {
+	root := fixtureRepo(t)
+	first := startServer(t, root)
+	second := startServer(t, root)
+	if !strings.Contains(second.stderr.String(), "another omnidev server is serving this repository") ||
+		!strings.Contains(second.stderr.String(), "private") {
+		t.Errorf("the second server did not warn or did not use a private index:\n%s", second.stderr)
+	}
+	for _, s := range []*server{first, second} {
+		if !s.query(t, "addTask").has("capability:tasks") {
+			t.Error("a server cannot search")
+		}
+	}
+	pidOf := func() string {
+		data, _ := os.ReadFile(filepath.Join(root, ".omni", "server.pid"))
+		return strings.TrimSpace(string(data))
+	}
+	if got := pidOf(); got != fmt.Sprint(second.cmd.Process.Pid) {
+		t.Errorf("PID file names %s, want the newest server %d", got, second.cmd.Process.Pid)
+	}
+	first.session.Close()
+	if got := pidOf(); got != fmt.Sprint(second.cmd.Process.Pid) {
+		t.Errorf("the first server's exit changed the PID file to %q", got)
+	}
+}
