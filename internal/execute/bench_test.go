@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +36,8 @@ writeFileSync("created.txt", "new\n");
 //	run         Executor.Run of the same program
 //	git-status  `git status --porcelain` (the yardstick for a worktree scan)
 //	snapshot    the change detection alone (two walks), without a program
-//	overhead    run - bun, in ms and as a multiple of git status
+//	overhead    run - bun, in ms and as a multiple of git status, and the
+//	            test process's resident memory (rss-MB) once it has run
 //
 // Each sub-benchmark also reports CPU time per operation (ours and our
 // children's), which load from other processes does not inflate as it does
@@ -122,6 +126,10 @@ func BenchmarkRun(b *testing.B) {
 				b.ReportMetric(float64(median(wallOver))/float64(median(wallGit)), "x-git-status")
 				b.ReportMetric(ms(median(cpuOver)), "overhead-cpu-ms")
 				b.ReportMetric(float64(median(cpuOver))/float64(median(cpuGit)), "cpu-x-git-status")
+				// The whole test process, tracker included: an upper bound
+				// for the server's resident memory at this repository size.
+				runtime.GC()
+				b.ReportMetric(rssMB(), "rss-MB")
 			})
 		})
 	}
@@ -138,6 +146,18 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// rssMB returns this process's resident set size in MB (VmRSS).
+func rssMB() float64 {
+	data, _ := os.ReadFile("/proc/self/status")
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

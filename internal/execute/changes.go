@@ -135,6 +135,14 @@ func takeSnapshot(ctx context.Context, root string, cached *gitIndex, logger *sl
 	if err != nil {
 		return nil, err
 	}
+	var budget atomic.Int64
+	s.fill(found, start, &budget)
+	return s, nil
+}
+
+// fill records the files a walk that began at start found. budget counts
+// the bytes of the copies held.
+func (s *snapshot) fill(found []walkedFile, start time.Time, budget *atomic.Int64) {
 	racyAfter := start.Add(-racyWindow).UnixNano()
 	s.files = make([]baseline, len(found))
 	var toRead []int
@@ -147,10 +155,9 @@ func takeSnapshot(ctx context.Context, root string, cached *gitIndex, logger *sl
 		}
 		toRead = append(toRead, i)
 	}
-	var budget atomic.Int64
 	parallel(len(toRead), func(i int) {
 		b := &s.files[toRead[i]]
-		if !s.readBaseline(b, found[toRead[i]].entry, &budget) {
+		if !s.readBaseline(b, found[toRead[i]].entry, budget) {
 			b.rel = "" // deleted since the walk, before the run: not the run's doing
 		}
 	})
@@ -159,7 +166,6 @@ func takeSnapshot(ctx context.Context, root string, cached *gitIndex, logger *sl
 	for i := range s.files {
 		s.pos[s.files[i].rel] = i
 	}
-	return s, nil
 }
 
 // readBaseline reads a file that is not known to match the index and
@@ -239,7 +245,8 @@ func (s *snapshot) changes(ctx context.Context) ([]Change, error) {
 		}
 	}
 	for i, ok := range seen {
-		if !ok {
+		// An empty rel is a record the tracker removed (see tracker.drop).
+		if !ok && s.files[i].rel != "" {
 			cands = append(cands, candidate{rel: s.files[i].rel, before: &s.files[i]})
 		}
 	}

@@ -77,17 +77,56 @@ func lines(n int) string {
 	return b.String()
 }
 
+// changeCase is one case of what a run changed, shared by the tests of
+// the walk (TestChanges) and of the tracker (TestTrackerChanges).
+type changeCase struct {
+	name   string
+	noGit  bool
+	files  map[string]string // committed (or just written, without git)
+	before []fsOp            // edits already in the worktree before the run
+	run    []fsOp            // what the run does
+	want   []Change
+}
+
 func TestChanges(t *testing.T) {
+	for _, tt := range changeCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var root string
+			if tt.noGit {
+				root = t.TempDir()
+				testrepo.WriteFiles(t, root, tt.files)
+			} else {
+				root = testrepo.New(t, tt.files)
+			}
+			for _, op := range tt.before {
+				op(t, root)
+			}
+			snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range tt.run {
+				op(t, root)
+			}
+			got, err := snap.changes(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 && len(tt.want) == 0 {
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("changes:\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func changeCases() []changeCase {
 	big := strings.Repeat("0123456789abcdef\n", (maxCopyBytes+1)/17+1)
 	huge := strings.Repeat("0123456789abcdef\n", maxDiffBytes/17+1)
-	tests := []struct {
-		name   string
-		noGit  bool
-		files  map[string]string // committed (or just written, without git)
-		before []fsOp            // edits already in the worktree before the run
-		run    []fsOp            // what the run does
-		want   []Change
-	}{
+	return []changeCase{
 		{
 			name: "new untracked file",
 			run:  []fsOp{write("new.txt", "a\nb\nc\n")},
@@ -238,38 +277,6 @@ func TestChanges(t *testing.T) {
 				{Path: "new.txt", Status: StatusAdded, Insertions: 1},
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			var root string
-			if tt.noGit {
-				root = t.TempDir()
-				testrepo.WriteFiles(t, root, tt.files)
-			} else {
-				root = testrepo.New(t, tt.files)
-			}
-			for _, op := range tt.before {
-				op(t, root)
-			}
-			snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, op := range tt.run {
-				op(t, root)
-			}
-			got, err := snap.changes(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) == 0 && len(tt.want) == 0 {
-				return
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("changes:\n got %+v\nwant %+v", got, tt.want)
-			}
-		})
 	}
 }
 

@@ -17,6 +17,16 @@
 // boots: the sandbox's runner holds the program at a gate (a byte on stdin)
 // until the walk is done, so the program cannot change a file under it.
 //
+// From an Executor's second run on, the baseline outlives the run
+// (tracker.go): every folder the walk enters is watched with inotify, the
+// events waiting since the last run are folded into the baseline before
+// the gate opens (so changes made between runs are never the next run's),
+// and after the program exits the events it raised name the only paths to
+// compare. A run then costs what it changed, not what the repository
+// holds. When events cannot tell (queue overflow, ignore rules or the
+// tracked set of ignored folders changed) the run is checked by a full
+// walk against the same baseline; when inotify is unavailable, runs walk.
+//
 // The package must never read configuration (its caller resolves runtime,
 // environment and limits), never run a program with network access it was
 // asked to deny, never compute a full `git status` (go-git's is several

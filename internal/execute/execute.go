@@ -38,8 +38,20 @@ type Executor struct {
 	// a mutex so that a queued run can give up when its context is done.
 	turn chan struct{}
 	// index is the git index the last run decoded, reused while the index
-	// file is unchanged. Guarded by turn.
+	// file is unchanged. Guarded by turn, as is everything below.
 	index *gitIndex
+	// runs counts the runs that finished. The first run walks the
+	// worktree before and after; from the second on, a tracker keeps the
+	// baseline between runs (see tracker): a single run, as the CLI's
+	// exec does, never pays for watching a worktree it will not see again.
+	runs    int
+	tracker *tracker
+	// noTrackUntil: after the watcher was found unavailable, runs walk
+	// until then.
+	noTrackUntil time.Time
+	closed       bool
+	// addWatch replaces inotify_add_watch in tests; nil is the real one.
+	addWatch func(fd int, path string, mask uint32) (int, error)
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -157,10 +169,19 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	// The runtime boots, held at the gate, while the worktree is recorded.
 	t1 := time.Now()
-	before, err := takeSnapshot(ctx, e.root, e.index, e.logger)
-	if err != nil {
-		p.abort()
-		return nil, fmt.Errorf("record the worktree before the run: %w", err)
+	tracked := e.tracking()
+	var before *snapshot
+	if tracked {
+		if before, err = e.tracker.prepare(ctx); err != nil {
+			e.stopTracking(err)
+			tracked = false
+		}
+	}
+	if !tracked {
+		if before, err = takeSnapshot(ctx, e.root, e.index, e.logger); err != nil {
+			p.abort()
+			return nil, fmt.Errorf("record the worktree before the run: %w", err)
+		}
 	}
 	e.index = before.index
 	t2 := time.Now()
@@ -178,19 +199,69 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	res.Stderr, res.Truncated.Stderr = p.stderr.String()
 	// A cancelled run still reports what it changed: the CLI prints it
 	// after ^C, and the walk is bounded.
-	changes, err := before.changes(context.WithoutCancel(ctx))
+	var changes []Change
+	if tracked {
+		changes, err = e.tracker.report(context.WithoutCancel(ctx))
+		if e.tracker.broken != nil {
+			e.stopTracking(e.tracker.broken)
+		}
+	} else {
+		changes, err = before.changes(context.WithoutCancel(ctx))
+	}
 	if err != nil {
+		e.stopTracking(nil)
 		return nil, fmt.Errorf("find what the run changed: %w", err)
 	}
+	e.runs++
 	res.setChanges(changes)
 	e.logger.Debug("run finished",
 		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
-		"changed", len(res.Changes), "files", len(before.files),
+		"changed", len(res.Changes), "files", len(before.pos), "tracked", tracked,
 		"start", t1.Sub(t0).Round(time.Microsecond),
 		"snapshot", t2.Sub(t1).Round(time.Microsecond),
 		"program", t3.Sub(t2).Round(time.Microsecond),
 		"changes", time.Since(t3).Round(time.Microsecond))
 	return res, nil
+}
+
+// Close stops keeping track of the worktree between runs (it releases the
+// inotify instance and the baseline). It waits for a run in progress.
+// Runs after Close still work, walking the worktree before and after.
+func (e *Executor) Close() error {
+	e.turn <- struct{}{}
+	defer func() { <-e.turn }()
+	e.closed = true
+	e.stopTracking(nil)
+	return nil
+}
+
+// tracking reports whether this run uses the tracker, creating it on the
+// second run.
+func (e *Executor) tracking() bool {
+	if e.closed || e.runs == 0 || time.Now().Before(e.noTrackUntil) {
+		return false
+	}
+	if e.tracker == nil {
+		e.tracker = newTracker(e.root, e.logger, e.addWatch)
+	}
+	return true
+}
+
+// stopTracking drops the tracker after err (nil: on purpose). When the
+// inotify limits are the cause, runs walk the worktree for a while.
+func (e *Executor) stopTracking(err error) {
+	if e.tracker != nil {
+		e.tracker.close()
+		e.tracker = nil
+	}
+	switch {
+	case errors.Is(err, errWatchLimit):
+		e.noTrackUntil = time.Now().Add(trackerRetry)
+		e.logger.Warn("file watcher unavailable; finding what runs changed by walking the worktree",
+			"err", err, "retry", trackerRetry)
+	case err != nil:
+		e.logger.Warn("cannot keep track of the worktree; walking it for this run", "err", err)
+	}
 }
 
 func validate(req Request) error {

@@ -3,6 +3,7 @@ package execute
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -59,6 +60,12 @@ type tree struct {
 	base []gitignore.Pattern
 	// bufs recycles getdents buffers across the folders of a walk.
 	bufs sync.Pool
+	// enter, if set, is called with each folder before it is read (the
+	// tracker watches it there, so that whatever changes after the read is
+	// reported) and listed with what applied inside it once it has been.
+	// An error from enter ends the walk with that error.
+	enter  func(dir string) error
+	listed func(dir string, patterns []gitignore.Pattern, ok bool)
 }
 
 // walk returns every file of the tree with its stat data, in no particular
@@ -67,10 +74,11 @@ type tree struct {
 // they are not files a run can report.
 func (t *tree) walk(ctx context.Context) ([]walkedFile, error) {
 	var (
-		mu    sync.Mutex
-		files = make([]walkedFile, 0, t.index.len()+64)
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, walkers())
+		mu       sync.Mutex
+		files    = make([]walkedFile, 0, t.index.len()+64)
+		enterErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, walkers())
 	)
 	var visit func(dir string, patterns []gitignore.Pattern)
 	visit = func(dir string, patterns []gitignore.Pattern) {
@@ -79,7 +87,19 @@ func (t *tree) walk(ctx context.Context) ([]walkedFile, error) {
 			return
 		}
 		sem <- struct{}{}
-		found, subdirs := t.readDir(dir, patterns)
+		if t.enter != nil {
+			if err := t.enter(dir); err != nil {
+				<-sem
+				mu.Lock()
+				enterErr = cmp.Or(enterErr, err)
+				mu.Unlock()
+				return
+			}
+		}
+		found, subdirs, own, ok := t.readDir(dir, patterns)
+		if t.listed != nil {
+			t.listed(dir, own, ok)
+		}
 		<-sem
 		mu.Lock()
 		files = append(files, found...)
@@ -94,6 +114,9 @@ func (t *tree) walk(ctx context.Context) ([]walkedFile, error) {
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if enterErr != nil {
+		return nil, enterErr
 	}
 	return files, nil
 }
@@ -110,11 +133,13 @@ type walkedDir struct {
 }
 
 // readDir lists one directory: its files to record and its subdirectories
-// to walk, with the ignore patterns that apply in them.
-func (t *tree) readDir(dir string, patterns []gitignore.Pattern) ([]walkedFile, []walkedDir) {
+// to walk, with the ignore patterns that apply in them (own: patterns plus
+// the directory's own .gitignore). ok is false when the directory cannot be
+// read or holds a nested repository: nothing in it is recorded.
+func (t *tree) readDir(dir string, patterns []gitignore.Pattern) (files []walkedFile, dirs []walkedDir, own []gitignore.Pattern, ok bool) {
 	fd, err := unix.Open(filepath.Join(t.root, filepath.FromSlash(dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil, false
 	}
 	defer unix.Close(fd)
 	buf, _ := t.bufs.Get().(*direntBuf)
@@ -124,7 +149,7 @@ func (t *tree) readDir(dir string, patterns []gitignore.Pattern) ([]walkedFile, 
 	ents, err := readDirents(fd, buf[:])
 	t.bufs.Put(buf)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil, false
 	}
 	has := func(name string) bool {
 		return slices.ContainsFunc(ents, func(e dirent) bool { return e.name == name })
@@ -132,7 +157,7 @@ func (t *tree) readDir(dir string, patterns []gitignore.Pattern) ([]walkedFile, 
 	if dir != "" && has(".git") {
 		// A nested repository (or submodule) has a history of its own: git
 		// does not look inside, and neither do we.
-		return nil, nil
+		return nil, nil, nil, false
 	}
 	components := t.components(dir)
 	if has(".gitignore") {
@@ -141,8 +166,6 @@ func (t *tree) readDir(dir string, patterns []gitignore.Pattern) ([]walkedFile, 
 		patterns = append(slices.Clip(patterns), own...)
 	}
 	matcher := gitignore.NewMatcher(patterns)
-	var files []walkedFile
-	var dirs []walkedDir
 	for _, e := range ents {
 		if e.name == ".git" || dir == "" && e.name == ".omni" {
 			continue
@@ -176,7 +199,7 @@ func (t *tree) readDir(dir string, patterns []gitignore.Pattern) ([]walkedFile, 
 		}
 		// Sockets, FIFOs and devices are not content git (or we) can track.
 	}
-	return files, dirs
+	return files, dirs, slices.Clip(patterns), true
 }
 
 // dirent is a directory entry: its name and its type (unix.DT_*).

@@ -76,12 +76,12 @@ func OpenEngine(ctx context.Context, root string, opts EngineOptions) (*Engine, 
 	if err := e.openIndex(ctx, reg); err != nil {
 		return nil, err
 	}
+	e.executor = execute.New(root, logger)
 	sb, err := sandbox.Prepare(root, reg)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
-	e.executor = execute.New(root, logger)
 	e.snap.Store(&snapshot{reg: reg, sandbox: sb, loaded: time.Now()})
 	e.logLoad("loaded", reg, start)
 	return e, nil
@@ -205,10 +205,11 @@ func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time) 
 // executions return at once, cancelled.
 func (e *Engine) CancelRuns() { e.cancelRuns() }
 
-// Close cancels the runs and releases the index.
+// Close cancels the runs, releases the executor's worktree tracking and
+// the index.
 func (e *Engine) Close() error {
 	e.cancelRuns()
-	err := e.index.Close()
+	err := errors.Join(e.executor.Close(), e.index.Close())
 	if e.indexTmp != "" {
 		os.RemoveAll(e.indexTmp)
 	}

@@ -1,0 +1,437 @@
+package execute
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
+	"golang.org/x/sys/unix"
+)
+
+// trackRun measures ops as one run through a tracker: prepare (the
+// baseline brought up to date), ops, report. It fails the test on error.
+func trackRun(t *testing.T, k *tracker, root string, ops []fsOp) []Change {
+	t.Helper()
+	if _, err := k.prepare(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		op(t, root)
+	}
+	got, err := k.report(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func sameChanges(got, want []Change) bool {
+	return len(got) == 0 && len(want) == 0 || reflect.DeepEqual(got, want)
+}
+
+// TestTrackerChanges runs every case of TestChanges through a tracker, with
+// the edits made before the run either before the tracker starts (the
+// baseline's first walk sees them) or between two runs (events tell the
+// baseline): either way they are never the run's. A third run that changes
+// nothing reports nothing: a run's changes are not reported twice.
+func TestTrackerChanges(t *testing.T) {
+	for _, tt := range changeCases() {
+		for _, between := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/between=%v", tt.name, between), func(t *testing.T) {
+				t.Parallel()
+				var root string
+				if tt.noGit {
+					root = t.TempDir()
+					testrepo.WriteFiles(t, root, tt.files)
+				} else {
+					root = testrepo.New(t, tt.files)
+				}
+				k := newTracker(root, slog.New(slog.DiscardHandler), nil)
+				defer k.close()
+				if between {
+					if got := trackRun(t, k, root, nil); len(got) > 0 {
+						t.Fatalf("a run that did nothing reported %+v", got)
+					}
+				}
+				for _, op := range tt.before {
+					op(t, root)
+				}
+				if got := trackRun(t, k, root, tt.run); !sameChanges(got, tt.want) {
+					t.Errorf("changes:\n got %+v\nwant %+v", got, tt.want)
+				}
+				if got := trackRun(t, k, root, nil); len(got) > 0 {
+					t.Errorf("the next run, which did nothing, reported %+v", got)
+				}
+			})
+		}
+	}
+}
+
+func mkdir(rel string) fsOp {
+	return func(t *testing.T, root string) {
+		if err := os.MkdirAll(filepath.Join(root, rel), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func removeAll(rel string) fsOp {
+	return func(t *testing.T, root string) {
+		if err := os.RemoveAll(filepath.Join(root, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTrackerFolders covers what only events of folders tell: folders
+// created, renamed, removed or replaced during the run, and a worktree
+// switched under the tracker between runs (git checkout, git stash). fast
+// cases must be told by events alone, without a walk after the first.
+func TestTrackerFolders(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   map[string]string
+		between []fsOp // made by someone else before the run
+		run     []fsOp
+		want    []Change
+		fast    bool
+	}{
+		{
+			name: "new nested folders",
+			run:  []fsOp{write("a/b/c/new.txt", "1\n2\n"), write("a/top.txt", "t\n")},
+			want: []Change{
+				{Path: "a/b/c/new.txt", Status: StatusAdded, Insertions: 2},
+				{Path: "a/top.txt", Status: StatusAdded, Insertions: 1},
+			},
+			fast: true,
+		},
+		{
+			name:  "folder renamed",
+			files: map[string]string{"src/a.txt": "a\n", "src/deep/b.txt": "b\n", "keep.txt": "k\n"},
+			run:   []fsOp{rename("src", "lib"), write("lib/deep/c.txt", "c\n")},
+			want: []Change{
+				{Path: "lib/a.txt", Status: StatusAdded, Insertions: 1},
+				{Path: "lib/deep/b.txt", Status: StatusAdded, Insertions: 1},
+				{Path: "lib/deep/c.txt", Status: StatusAdded, Insertions: 1},
+				{Path: "src/a.txt", Status: StatusDeleted, Deletions: 1},
+				{Path: "src/deep/b.txt", Status: StatusDeleted, Deletions: 1},
+			},
+			fast: true,
+		},
+		{
+			name:  "folder removed and created again",
+			files: map[string]string{"d/a.txt": "a\n", "d/e/b.txt": "b\n"},
+			run:   []fsOp{removeAll("d"), write("d/a.txt", "a\n"), write("d/e/new.txt", "n\n")},
+			want: []Change{
+				{Path: "d/e/b.txt", Status: StatusDeleted, Deletions: 1},
+				{Path: "d/e/new.txt", Status: StatusAdded, Insertions: 1},
+			},
+			fast: true,
+		},
+		{
+			name:  "file replaced by a folder",
+			files: map[string]string{"x": "file\n"},
+			run:   []fsOp{remove("x"), write("x/inside.txt", "i\n")},
+			want: []Change{
+				{Path: "x", Status: StatusDeleted, Deletions: 1},
+				{Path: "x/inside.txt", Status: StatusAdded, Insertions: 1},
+			},
+			fast: true,
+		},
+		{
+			name:  "ignored folder created and written",
+			files: map[string]string{".gitignore": "dist/\n*.tmp\n"},
+			run:   []fsOp{write("dist/a/b.js", "x\n"), write("scratch.tmp", "t\n"), write("ok.txt", "o\n")},
+			want:  []Change{{Path: "ok.txt", Status: StatusAdded, Insertions: 1}},
+			fast:  true,
+		},
+		{
+			name:    "folder moved in from outside the tree between runs",
+			between: []fsOp{write(".omni/tmp/x/a.txt", "a\n"), rename(".omni/tmp/x", "moved")},
+			run:     []fsOp{appendTo("moved/a.txt", "b\n")},
+			want:    []Change{{Path: "moved/a.txt", Status: StatusModified, Insertions: 1}},
+			fast:    true,
+		},
+		{
+			name:  "git checkout of another branch between runs",
+			files: map[string]string{"a.txt": "main\n", "both.txt": "1\n", "sub/m.txt": "m\n"},
+			between: []fsOp{
+				gitCmd("checkout", "-q", "-b", "other"),
+				write("a.txt", "other\n"), remove("sub/m.txt"), write("only-other/o.txt", "o\n"),
+				gitCmd("add", "-A"), gitCmd("commit", "-q", "-m", "other"),
+				gitCmd("checkout", "-q", "main"),
+				gitCmd("checkout", "-q", "other"),
+			},
+			run: []fsOp{appendTo("only-other/o.txt", "o2\n"), appendTo("both.txt", "2\n")},
+			want: []Change{
+				{Path: "both.txt", Status: StatusModified, Insertions: 1},
+				{Path: "only-other/o.txt", Status: StatusModified, Insertions: 1},
+			},
+			fast: true,
+		},
+		{
+			name:    "git stash between runs",
+			files:   map[string]string{"a.txt": "1\n"},
+			between: []fsOp{appendTo("a.txt", "dirty\n"), write("b.txt", "b\n"), gitCmd("add", "b.txt"), gitCmd("stash", "-q")},
+			run:     []fsOp{appendTo("a.txt", "2\n")},
+			want:    []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}},
+			fast:    true,
+		},
+		{
+			name:    "git stash pop between runs",
+			files:   map[string]string{"a.txt": "1\n"},
+			between: []fsOp{appendTo("a.txt", "dirty\n"), gitCmd("stash", "-q"), gitCmd("stash", "pop", "-q")},
+			run:     []fsOp{appendTo("a.txt", "2\n")},
+			want:    []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}},
+			fast:    true,
+		},
+		{
+			name:    "a .gitignore edited between runs",
+			files:   map[string]string{".gitignore": "*.log\n"},
+			between: []fsOp{write("x.log", "l\n"), write(".gitignore", "*.tmp\n")},
+			run:     []fsOp{appendTo("x.log", "m\n"), write("y.tmp", "t\n")},
+			want:    []Change{{Path: "x.log", Status: StatusModified, Insertions: 1}},
+		},
+		{
+			name:    "a file force-added in an ignored folder between runs",
+			files:   map[string]string{".gitignore": "build/\n"},
+			between: []fsOp{write("build/keep.txt", "k\n"), gitCmd("add", "-f", "build/keep.txt")},
+			run:     []fsOp{appendTo("build/keep.txt", "k\n"), write("build/other.txt", "o\n")},
+			want:    []Change{{Path: "build/keep.txt", Status: StatusModified, Insertions: 1}},
+		},
+		{
+			name: "a nested repository created during the run",
+			run:  []fsOp{mkdir("vendor/lib"), write("vendor/lib/.git/HEAD", "ref: refs/heads/main\n"), write("vendor/lib/a.txt", "a\n")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := testrepo.New(t, tt.files)
+			k := newTracker(root, slog.New(slog.DiscardHandler), nil)
+			defer k.close()
+			trackRun(t, k, root, nil)
+			for _, op := range tt.between {
+				op(t, root)
+			}
+			if got := trackRun(t, k, root, tt.run); !sameChanges(got, tt.want) {
+				t.Errorf("changes:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if tt.fast && k.walks != 1 {
+				t.Errorf("%d walks of the worktree, want only the first", k.walks)
+			}
+			if got := trackRun(t, k, root, nil); len(got) > 0 {
+				t.Errorf("the next run, which did nothing, reported %+v", got)
+			}
+		})
+	}
+}
+
+// logBuffer collects an Executor's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// runOK runs code and fails the test unless it exits 0.
+func runOK(t *testing.T, e *Executor, root, code string) *Result {
+	t.Helper()
+	res, err := e.Run(t.Context(), request(prepare(t, root), code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	return res
+}
+
+func wantChanges(t *testing.T, res *Result, want []Change) {
+	t.Helper()
+	if !sameChanges(res.Changes, want) {
+		t.Errorf("changes:\n got %+v\nwant %+v", res.Changes, want)
+	}
+}
+
+// TestRunTracksBetweenRuns goes through the real runtime: from the second
+// run on the tracker keeps the baseline; what others change between runs
+// (an editor, git) is never the next run's; a file changed and changed
+// back is not reported; a rename is a deletion and an addition; and the
+// steady runs walk nothing.
+func TestRunTracksBetweenRuns(t *testing.T) {
+	requireBun(t)
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "b.txt": lines(3), "c.txt": "c\n"})
+	var log logBuffer
+	e := New(root, log.logger())
+	defer e.Close()
+	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "2\n");`),
+		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	if e.tracker != nil {
+		t.Fatal("the first run started a tracker")
+	}
+	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "3\n");`),
+		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	if e.tracker == nil {
+		t.Fatal("the second run did not start a tracker")
+	}
+
+	// Someone else, between runs.
+	appendTo("a.txt", "editor\n")(t, root)
+	write("notes.txt", "n\n")(t, root)
+	testrepo.Git(t, root, "add", "-A")
+	testrepo.Git(t, root, "commit", "-q", "-m", "between")
+	testrepo.Git(t, root, "checkout", "-q", "-b", "topic")
+	write("topic.txt", "t\n")(t, root)
+	testrepo.Git(t, root, "add", "topic.txt")
+	testrepo.Git(t, root, "commit", "-q", "-m", "topic")
+	appendTo("c.txt", "stashed\n")(t, root)
+	testrepo.Git(t, root, "stash", "-q")
+
+	code := `import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+const c = readFileSync("c.txt", "utf8");
+writeFileSync("c.txt", "something else\n");
+writeFileSync("c.txt", c);
+renameSync("b.txt", "b2.txt");
+appendFileSync("topic.txt", "u\n");
+`
+	wantChanges(t, runOK(t, e, root, code), []Change{
+		{Path: "b.txt", Status: StatusDeleted, Deletions: 3},
+		{Path: "b2.txt", Status: StatusAdded, Insertions: 3},
+		{Path: "topic.txt", Status: StatusModified, Insertions: 1},
+	})
+	if e.tracker == nil || e.tracker.walks != 1 {
+		t.Errorf("the tracker walked the worktree again:\n%s", log.String())
+	}
+}
+
+// TestRunOverflow: a run that creates 20,000 files overflows the kernel's
+// event queue (16,384 by default); the report falls back to a full walk
+// and stays exact, and the next run is exact again.
+func TestRunOverflow(t *testing.T) {
+	requireBun(t)
+	const n = 20_000
+	// gen/ exists and is watched: the files the run creates there raise
+	// events (those of a folder the run creates are found by a scan).
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "gen/keep.txt": "k\n"})
+	var log logBuffer
+	e := New(root, log.logger())
+	defer e.Close()
+	runOK(t, e, root, "export function main() { return 0; }\n")
+	runOK(t, e, root, "export function main() { return 0; }\n")
+	code := fmt.Sprintf(`import { writeFileSync } from "node:fs";
+for (let i = 0; i < %d; i++) writeFileSync("gen/f" + i + ".txt", "x\n");
+`, n)
+	req := request(prepare(t, root), code)
+	req.Timeout = 2 * time.Minute // 20,000 files on a loaded machine
+	res, err := e.Run(t.Context(), req)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if len(res.Changes) != n || res.DiffStat.Insertions != n {
+		t.Fatalf("%d changes, %d insertions; want %d of each", len(res.Changes), res.DiffStat.Insertions, n)
+	}
+	for _, c := range res.Changes {
+		if c.Status != StatusAdded || !strings.HasPrefix(c.Path, "gen/") {
+			t.Fatalf("unexpected change %+v", c)
+		}
+	}
+	if !strings.Contains(log.String(), "verifying the whole worktree") {
+		t.Errorf("the log does not say the report fell back to a walk:\n%s", log.String())
+	}
+	wantChanges(t, runOK(t, e, root, `import { appendFileSync, rmSync } from "node:fs";
+appendFileSync("a.txt", "2\n"); rmSync("gen/f7.txt");`), []Change{
+		{Path: "a.txt", Status: StatusModified, Insertions: 1},
+		{Path: "gen/f7.txt", Status: StatusDeleted, Deletions: 1},
+	})
+}
+
+// TestRunWatchLimit: when inotify refuses watches (the limit reached), runs
+// walk the worktree, stay exact, and the log says why - whether the limit
+// is hit when the tracker starts or on a folder a run creates.
+func TestRunWatchLimit(t *testing.T) {
+	requireBun(t)
+	for _, allowed := range []int{0, 3} {
+		t.Run(fmt.Sprintf("allowed=%d", allowed), func(t *testing.T) {
+			root := testrepo.New(t, map[string]string{"a.txt": "1\n", "sub/b.txt": "b\n"})
+			var log logBuffer
+			e := New(root, log.logger())
+			defer e.Close()
+			var mu sync.Mutex
+			added := 0
+			e.addWatch = func(fd int, path string, mask uint32) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if added >= allowed {
+					return -1, unix.ENOSPC
+				}
+				added++
+				return unix.InotifyAddWatch(fd, path, mask)
+			}
+			for i := range 3 {
+				code := fmt.Sprintf(`import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+appendFileSync("a.txt", "%d\n");
+mkdirSync("new%d/deeper", { recursive: true });
+writeFileSync("new%d/deeper/x.txt", "x\n");
+`, i, i, i)
+				wantChanges(t, runOK(t, e, root, code), []Change{
+					{Path: "a.txt", Status: StatusModified, Insertions: 1},
+					{Path: fmt.Sprintf("new%d/deeper/x.txt", i), Status: StatusAdded, Insertions: 1},
+				})
+			}
+			if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "file watcher unavailable") {
+				t.Errorf("the log does not say the watcher is unavailable:\n%s", log.String())
+			}
+			if e.tracker != nil {
+				t.Error("the tracker is still in use")
+			}
+		})
+	}
+}
+
+// TestExecutorClose: Close releases the tracker; runs after it still work.
+func TestExecutorClose(t *testing.T) {
+	requireBun(t)
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n"})
+	e := New(root, nil)
+	for range 2 {
+		runOK(t, e, root, "export function main() { return 0; }\n")
+	}
+	if e.tracker == nil {
+		t.Fatal("no tracker after two runs")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e.tracker != nil {
+		t.Error("Close left the tracker")
+	}
+	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "2\n");`),
+		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	if e.tracker != nil {
+		t.Error("a run after Close started a tracker")
+	}
+}
