@@ -20,15 +20,6 @@ import (
 // takes about a minute, too long for every `just bench`.
 const largeBenchEnv = "OMNIDEV_BENCH_LARGE"
 
-// benchProgram appends a line to three tracked files and creates one file:
-// a typical small edit by an agent.
-var benchProgram = fmt.Sprintf(`import { appendFileSync, writeFileSync } from "node:fs";
-appendFileSync(%q, "edit\n");
-appendFileSync(%q, "edit\n");
-appendFileSync(%q, "edit\n");
-writeFileSync("created.txt", "new\n");
-`, testrepo.Path(0), testrepo.Path(123), testrepo.Path(456))
-
 // BenchmarkRun compares, on generated repositories of 1k, 10k (and, with
 // OMNIDEV_BENCH_LARGE=1, 50k) tracked files:
 //
@@ -47,6 +38,7 @@ writeFileSync("created.txt", "new\n");
 //
 // Run it with: go test -run '^$' -bench BenchmarkRun -benchtime 40x ./internal/execute/
 func BenchmarkRun(b *testing.B) {
+	benchEdit := testrepo.EditProgram()
 	bun := requireBun(b)
 	sizes := []int{1_000, 10_000}
 	if os.Getenv(largeBenchEnv) != "" {
@@ -56,12 +48,12 @@ func BenchmarkRun(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			root := testrepo.Generate(b, n)
 			program := filepath.Join(b.TempDir(), "program.ts")
-			if err := os.WriteFile(program, []byte(benchProgram), 0o644); err != nil {
+			if err := os.WriteFile(program, []byte(benchEdit), 0o644); err != nil {
 				b.Fatal(err)
 			}
 			env := []string{"PATH=" + os.Getenv("PATH")}
 			e := New(root, nil)
-			req := request(prepare(b, root), benchProgram)
+			req := request(prepare(b, root), benchEdit)
 			req.Env = env
 
 			bare := func(b *testing.B) {

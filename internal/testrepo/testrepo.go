@@ -103,3 +103,15 @@ func Generate(tb testing.TB, n int) string {
 	tb.Logf("generated %d files in %v", n, time.Since(start).Round(time.Millisecond))
 	return root
 }
+
+// EditProgram is the benchmarks' typical small edit by an agent, as a
+// TypeScript program for a Generated repository: it appends a line to three
+// tracked files and creates created.txt.
+func EditProgram() string {
+	return fmt.Sprintf(`import { appendFileSync, writeFileSync } from "node:fs";
+appendFileSync(%q, "edit\n");
+appendFileSync(%q, "edit\n");
+appendFileSync(%q, "edit\n");
+writeFileSync("created.txt", "new\n");
+`, Path(0), Path(123), Path(456))
+}
