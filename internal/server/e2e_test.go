@@ -237,6 +237,8 @@ func TestEndToEndStdio(t *testing.T) {
 			{"limit zero", map[string]any{"query": "x", "limit": 0}, "between 1 and 100"},
 			{"long query", map[string]any{"query": strings.Repeat("a", 1001)}, "1000"},
 			{"unknown kind", map[string]any{"query": "x", "kinds": []string{"bogus"}}, "capability"},
+			{"limit of the wrong type", map[string]any{"query": "x", "limit": "ten"}, "invalid arguments for omni_query"},
+			{"unknown argument", map[string]any{"query": "x", "lmit": 3}, `unknown field \"lmit\"`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				res := s.call(t, ctx, "omni_query", tc.args, nil)
@@ -281,6 +283,8 @@ export async function main() {
 			{"empty code", map[string]any{"code": ""}, "code"},
 			{"zero timeout", map[string]any{"code": "1", "timeout_ms": 0}, "timeout_ms"},
 			{"code too large", map[string]any{"code": strings.Repeat("/", 1<<20+1)}, "limit is 1048576"},
+			{"no code at all", map[string]any{}, "code"},
+			{"code of the wrong type", map[string]any{"code": 42}, "invalid arguments for omni_execute"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				res := s.call(t, ctx, "omni_execute", tc.args, nil)

@@ -27,7 +27,7 @@ func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
 	if err != nil {
 		return fmt.Errorf("omni_execute output schema: %w", err)
 	}
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name: "omni_execute",
 		Description: "Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. " +
 			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: " +
@@ -42,7 +42,7 @@ func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
 			IdempotentHint:  false,
 			OpenWorldHint:   boolPtr(true),
 		},
-	}, recovering(e.logger, func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (*mcp.CallToolResult, any, error) {
+	}, e.logger, func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (any, error) {
 		if rc := requests.context(req.Extra); rc != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
@@ -52,7 +52,7 @@ func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
 		r := ExecRequest{Code: p.Code}
 		if p.TimeoutMS != nil {
 			if *p.TimeoutMS <= 0 {
-				return toolError(fmt.Errorf("%w: timeout_ms must be a positive number of milliseconds, got %d", execute.ErrInvalidTimeout, *p.TimeoutMS)), nil, nil
+				return nil, fmt.Errorf("%w: timeout_ms must be a positive number of milliseconds, got %d", execute.ErrInvalidTimeout, *p.TimeoutMS)
 			}
 			r.Timeout = time.Duration(*p.TimeoutMS) * time.Millisecond
 		}
@@ -60,14 +60,11 @@ func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
 			r.Progress = progressReporter(ctx, req.Session, token)
 		}
 		res, err := e.Execute(ctx, r)
-		if err != nil {
-			if !isAgentError(err) {
-				e.logger.Error("omni_execute failed", "err", err)
-			}
-			return toolError(err), nil, nil
+		if err != nil && !isAgentError(err) {
+			e.logger.Error("omni_execute failed", "err", err)
 		}
-		return nil, res, nil
-	}))
+		return res, err
+	})
 	return nil
 }
 

@@ -35,7 +35,7 @@ func addQueryTool(s *mcp.Server, e *Engine) error {
 	if err != nil {
 		return fmt.Errorf("omni_query output schema: %w", err)
 	}
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name: "omni_query",
 		Description: "Search the repository's capability modules: their descriptions, docs, skills and rules. " +
 			"Returns ranked results with a source tag (capability:<id>, skill:<id>/<name>, doc:<id>/<name>, rule:<id>/<name>), " +
@@ -49,19 +49,15 @@ func addQueryTool(s *mcp.Server, e *Engine) error {
 			IdempotentHint: true,
 			OpenWorldHint:  boolPtr(false),
 		},
-	}, recovering(e.logger, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (*mcp.CallToolResult, any, error) {
+	}, e.logger, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (any, error) {
 		req := query.Request{Query: p.Query, Limit: defaultQueryLimit, IncludeTypes: p.IncludeTypes, Kinds: p.Kinds}
 		if p.Limit != nil {
 			if *p.Limit < 1 || *p.Limit > 100 {
-				return toolError(fmt.Errorf("limit must be between 1 and 100, got %d", *p.Limit)), nil, nil
+				return nil, fmt.Errorf("limit must be between 1 and 100, got %d", *p.Limit)
 			}
 			req.Limit = *p.Limit
 		}
-		res, err := e.Query(ctx, req)
-		if err != nil {
-			return toolError(err), nil, nil
-		}
-		return nil, res, nil
-	}))
+		return e.Query(ctx, req)
+	})
 	return nil
 }

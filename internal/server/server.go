@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,19 +51,48 @@ func toolError(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 }
 
-// recovering turns a panic in a tool handler into a tool error and a logged
-// stack. The SDK does not recover handler panics, and one would end every
-// session of the process.
-func recovering[In any](logger *slog.Logger, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
+// toolHandler is a tool's logic: arguments in, a JSON-encodable result or
+// an error the agent is told about (as a tool error) out.
+type toolHandler[In any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (any, error)
+
+// addTool registers t with h. It decodes the arguments strictly itself and
+// encodes the result once as both the structured content and the text
+// content, rather than going through mcp.AddTool's typed path, which
+// validates every result against the output schema (our results match it
+// by construction, and the golden test of tools/list pins the schema) and
+// answers invalid arguments in its validator's plain text. Here every
+// response, errors included, is JSON. A panic in h becomes a tool error and
+// a logged stack: the SDK does not recover handler panics, and one would
+// end every session of the process.
+func addTool[In any](s *mcp.Server, t *mcp.Tool, logger *slog.Logger, h toolHandler[In]) {
+	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				logger.Error("tool handler panicked", "tool", req.Params.Name, "panic", r, "stack", string(debug.Stack()))
-				res, out, err = toolError(fmt.Errorf("internal error in %s: %v (this is a bug in omnidev; the server's log has the details)", req.Params.Name, r)), nil, nil
+				logger.Error("tool handler panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))
+				res, err = toolError(fmt.Errorf("internal error in %s: %v (this is a bug in omnidev; the server's log has the details)", t.Name, r)), nil
 			}
 		}()
-		return h(ctx, req, in)
-	}
+		var in In
+		if args := bytes.TrimSpace(req.Params.Arguments); len(args) > 0 && !bytes.Equal(args, []byte("null")) {
+			dec := json.NewDecoder(bytes.NewReader(args))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
+				return toolError(fmt.Errorf("invalid arguments for %s: %w; see the tool's input schema", t.Name, err)), nil
+			}
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			return toolError(err), nil
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode the result of %s: %w", t.Name, err)
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
+			StructuredContent: json.RawMessage(data),
+		}, nil
+	})
 }
 
 // notify sends a log message to every connected client that asked for logs.
