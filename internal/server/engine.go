@@ -43,7 +43,6 @@ type Engine struct {
 type snapshot struct {
 	reg     *capability.Registry
 	sandbox *sandbox.Sandbox
-	loaded  time.Time
 }
 
 // EngineOptions configure OpenEngine.
@@ -82,8 +81,8 @@ func OpenEngine(ctx context.Context, root string, opts EngineOptions) (*Engine, 
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
-	e.snap.Store(&snapshot{reg: reg, sandbox: sb, loaded: time.Now()})
-	e.logLoad("loaded", reg, start)
+	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
+	e.logLoad("loaded", reg, start, "index", e.index.Stats())
 	return e, nil
 }
 
@@ -177,25 +176,29 @@ func (e *Engine) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reload: prepare sandbox: %w (keeping the last good configuration)", err)
 	}
-	if _, err := e.index.Update(ctx, reg); err != nil {
+	stats, err := e.index.Update(ctx, reg)
+	if err != nil {
 		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
 	}
-	e.snap.Store(&snapshot{reg: reg, sandbox: sb, loaded: time.Now()})
-	e.logLoad("reloaded", reg, start)
+	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
+	e.logLoad("reloaded", reg, start, "index", stats)
 	return nil
 }
 
-func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time) {
+// logLoad logs a load or reload with its counts and duration, then each
+// problem. attrs are added to the first line.
+func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time, attrs ...any) {
 	docs := 0
 	for _, c := range reg.Capabilities {
 		docs += len(c.Docs) + len(c.Rules) + len(c.Skills) + 1
 	}
-	e.logger.Info(msg,
+	e.logger.Info(msg, append([]any{
 		"profile", reg.Profile,
 		"capabilities", len(reg.Capabilities),
 		"documents", docs,
 		"problems", len(reg.Problems),
-		"duration", time.Since(start).Round(time.Microsecond))
+		"duration", time.Since(start).Round(time.Microsecond),
+	}, attrs...)...)
 	for _, p := range reg.Problems {
 		e.logger.Warn("capability problem", "problem", p.String())
 	}
