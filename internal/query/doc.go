@@ -12,7 +12,9 @@
 //
 // A search runs in two steps: one ranks every matching document without
 // reading term locations or stored text, the other reads them for the
-// returned page only, to cut titles and highlighted snippets.
+// returned page only, to cut titles and highlighted snippets. The text is
+// taken from the registry the index was last brought up to date with, and
+// from the index only when an Update wrote it during the search.
 //
 // Queries are built programmatically from the analyzed words of the user's
 // text — never parsed with bleve's query-string syntax — so no input can make

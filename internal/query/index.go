@@ -63,16 +63,24 @@ type Index struct {
 	// state is replaced by Update once the index holds the new documents,
 	// and read without locking by Search.
 	state atomic.Pointer[state]
+	// writes counts the starts and ends of apply: it is odd while the index
+	// and state may disagree. A search that saw it even and unchanged from
+	// before it read state to after its last bleve search has read an index
+	// that holds exactly state's documents (see Search).
+	writes atomic.Uint64
 }
 
 // state is the registry searches render summaries and types from.
 type state struct {
 	caps []*capability.Capability          // enabled capabilities, sorted by id
 	byID map[string]*capability.Capability // the same, by id
+	// docs are the documents of caps, by source tag: the text bleve stores
+	// for them, which searches read from here rather than from the index.
+	docs map[string]document
 }
 
-func newState(reg *capability.Registry) *state {
-	s := &state{byID: make(map[string]*capability.Capability)}
+func newState(reg *capability.Registry, docs map[string]document) *state {
+	s := &state{byID: make(map[string]*capability.Capability), docs: docs}
 	if reg == nil {
 		return s
 	}
@@ -311,6 +319,8 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 			err = fmt.Errorf("update query index: panic: %v", r)
 		}
 	}()
+	x.writes.Add(1)
+	defer x.writes.Add(1)
 	start := time.Now()
 	docs := documents(reg)
 	next := make(map[string]string, len(docs))
@@ -353,7 +363,7 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 		}
 		x.hashes = next
 	}
-	x.state.Store(newState(reg))
+	x.state.Store(newState(reg, docs))
 	stats.Duration = time.Since(start)
 	return stats, nil
 }

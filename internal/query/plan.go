@@ -128,6 +128,10 @@ type expansion struct {
 	word
 	// extend also matches the longer terms that start with term.
 	extend bool
+	// extensions holds, per field, those longer terms, in byte order: they
+	// are looked up while the words are (see extensionsIn), not by a range
+	// query at search time.
+	extensions map[string][]string
 	// typos holds, per field, the terms within a typo of the word, when no
 	// field holds the word itself.
 	typos map[string][]index.DictEntry
@@ -244,6 +248,11 @@ func (x *Index) expand(ctx context.Context, words []word) ([]expansion, error) {
 			continue
 		}
 		exps[i].extend = utf8.RuneCountInString(w.term) >= minPrefixLen
+		if exps[i].extend {
+			if exps[i].extensions, err = extensionsIn(snap, w.term); err != nil {
+				return nil, err
+			}
+		}
 		known, err := holds(ctx, snap, w.term)
 		if err != nil {
 			return nil, err
@@ -346,6 +355,82 @@ func (x *Index) typos(snap *scorch.IndexSnapshot, w word, distance int) (map[str
 	return out, nil
 }
 
+// extensionsIn returns, per field, the terms of snap that start with term
+// and are longer, in byte order: the terms a range query from term to the
+// first string past its prefix would match, with term itself left out.
+//
+// A range query does the same at search time, but bleve's field dictionary
+// starts a goroutine per segment and field to do it — six range queries per
+// word, between the ranking and the highlighting searches, for what is
+// usually no term at all. Walking the dictionaries here, in the snapshot the
+// typos are looked up in, costs a fraction of that.
+func extensionsIn(snap *scorch.IndexSnapshot, term string) (map[string][]string, error) {
+	end := prefixEnd(term)
+	if end == nil {
+		return nil, nil
+	}
+	var out map[string][]string
+	for _, f := range fieldBoosts {
+		var terms []string
+		for _, seg := range snap.Segments() {
+			dict, err := seg.Segment().Dictionary(f.field)
+			if err != nil {
+				return nil, fmt.Errorf("search query index: %w", err)
+			}
+			it := rangeIterator(dict, []byte(term), end)
+			for {
+				e, err := it.Next()
+				if err != nil {
+					return nil, fmt.Errorf("search query index: %w", err)
+				}
+				if e == nil {
+					break
+				}
+				if e.Term != term {
+					terms = append(terms, e.Term)
+				}
+			}
+		}
+		if len(terms) == 0 {
+			continue
+		}
+		// Several segments may hold the same term.
+		slices.Sort(terms)
+		terms = slices.Compact(terms)
+		if out == nil {
+			out = make(map[string][]string)
+		}
+		out[f.field] = terms
+	}
+	return out, nil
+}
+
+// prefixEnd returns the first string past every string that starts with
+// term, or nil when term ends in 0xff bytes, which no UTF-8 word does.
+func prefixEnd(term string) []byte {
+	end := []byte(term)
+	for len(end) > 0 && end[len(end)-1] == 0xff {
+		end = end[:len(end)-1]
+	}
+	if len(end) == 0 {
+		return nil
+	}
+	end[len(end)-1]++
+	return end
+}
+
+// rangeIterator walks the terms of dict from start (inclusive) to end
+// (exclusive), without reading their postings when the segment allows it.
+func rangeIterator(dict segment.TermDictionary, start, end []byte) segment.DictionaryIterator {
+	type omitCount interface {
+		AutomatonIteratorOmitCount(a segment.Automaton, start, end []byte) segment.DictionaryIterator
+	}
+	if oc, ok := dict.(omitCount); ok {
+		return oc.AutomatonIteratorOmitCount(nil, start, end)
+	}
+	return dict.AutomatonIterator(nil, start, end)
+}
+
 // automatonIterator walks the terms of dict that a accepts, without reading
 // their postings when the segment allows it (zap does), as bleve does for
 // its own fuzzy queries.
@@ -367,9 +452,7 @@ func (e *expansion) rankQuery() query.Query {
 	for _, f := range fieldBoosts {
 		qs = append(qs, termQuery(e.term, f.field, f.boost))
 		if e.extend {
-			if q := extensionsOf(e.term, f.field, f.boost*prefixBoost); q != nil {
-				qs = append(qs, q)
-			}
+			qs = append(qs, extensionsOf(e.extensions[f.field], f.field, f.boost*prefixBoost))
 		}
 		if cands := e.typos[f.field]; len(cands) > 0 {
 			typos := make([]query.Query, len(cands))
@@ -387,10 +470,8 @@ func highlightQueries(e expansion) []query.Query {
 	var qs []query.Query
 	for _, f := range snippetFields {
 		qs = append(qs, termQuery(e.term, f, 1))
-		if e.extend {
-			if q := extensionsOf(e.term, f, 1); q != nil {
-				qs = append(qs, q)
-			}
+		for _, t := range e.extensions[f] {
+			qs = append(qs, termQuery(t, f, 1))
 		}
 		for _, c := range e.typos[f] {
 			qs = append(qs, termQuery(c.Term, f, 1))
@@ -455,24 +536,23 @@ func termQuery(term, field string, boost float64) query.Query {
 	return q
 }
 
-// extensionsOf matches the terms that start with term and are longer. A
-// prefix query would match term itself too, and so walk the postings of the
-// exact match a second time. Nil when term ends in 0xff bytes, which no
-// UTF-8 word does.
-func extensionsOf(term, field string, boost float64) query.Query {
-	end := []byte(term)
-	for len(end) > 0 && end[len(end)-1] == 0xff {
-		end = end[:len(end)-1]
+// extensionsOf matches terms, the longer words that start with a word of
+// the query (see extensionsIn), in field. It builds what bleve builds for a
+// range query over the same terms — a disjunction of one term searcher per
+// term, each with boost, or a searcher matching nothing when there are no
+// terms — so that it scores the same, the absent extensions included: the
+// coordination factor of the word's disjunction counts that clause either
+// way. A prefix query would match the word itself too, and so walk the
+// postings of the exact match a second time.
+func extensionsOf(terms []string, field string, boost float64) query.Query {
+	if len(terms) == 0 {
+		return query.NewMatchNoneQuery()
 	}
-	if len(end) == 0 {
-		return nil
+	qs := make([]query.Query, len(terms))
+	for i, t := range terms {
+		qs[i] = termQuery(t, field, boost)
 	}
-	end[len(end)-1]++
-	exclusive := false
-	q := query.NewTermRangeInclusiveQuery(term, string(end), &exclusive, &exclusive)
-	q.SetField(field)
-	q.SetBoost(boost)
-	return q
+	return query.NewDisjunctionQuery(qs)
 }
 
 // splitPhrases returns the phrases between balanced double quotes, and the

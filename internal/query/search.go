@@ -65,6 +65,7 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if x.closed.Load() {
 		return nil, ErrClosed
 	}
+	writes := x.writes.Load()
 	st := x.state.Load()
 	if strings.TrimSpace(req.Query) == "" {
 		return &Result{
@@ -88,9 +89,17 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 
 	res.Total = total
-	located, err := x.locate(ctx, p.highlight, page)
+	located, complete, err := x.locate(ctx, p.highlight, page, st.docs)
 	if err != nil {
 		return nil, err
+	}
+	// The text of st's documents is what the index stores for them unless
+	// an Update wrote the index meanwhile: the locations found must then be
+	// cut from the text stored beside them.
+	if writes%2 == 1 || x.writes.Load() != writes || !complete {
+		if located, _, err = x.locate(ctx, p.highlight, page, nil); err != nil {
+			return nil, err
+		}
 	}
 
 	var hitCaps []*capability.Capability
@@ -158,13 +167,17 @@ func (x *Index) rank(ctx context.Context, q query.Query, limit int) ([]*search.D
 	return hits, int(sr.Total), nil
 }
 
-// locate loads the stored fields of the documents of page, and the
-// locations in them of the terms of highlight. Reading locations in the
-// ranking search would decode them for every matching document, which
-// costs several times the search itself.
-func (x *Index) locate(ctx context.Context, highlight []query.Query, page []*search.DocumentMatch) (map[string]*search.DocumentMatch, error) {
+// locate finds the locations of the terms of highlight in the documents of
+// page, and their stored fields: from docs, when it is not nil, else from
+// the index. Reading locations in the ranking search would decode them for
+// every matching document, which costs several times the search itself.
+//
+// Loading stored fields from the index cost a tenth of a search: each
+// document is looked up by id, decompressed and copied. complete is false
+// when docs lacks a document found.
+func (x *Index) locate(ctx context.Context, highlight []query.Query, page []*search.DocumentMatch, docs map[string]document) (located map[string]*search.DocumentMatch, complete bool, err error) {
 	if len(page) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
 	ids := make([]string, len(page))
 	for i, h := range page {
@@ -175,17 +188,29 @@ func (x *Index) locate(ctx context.Context, highlight []query.Query, page []*sea
 	q := query.NewBooleanQuery([]query.Query{query.NewDocIDQuery(ids)}, highlight, nil)
 	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
 	req.Score = bleve.ScoreNone
-	req.Fields = []string{fieldTitle, fieldDescription, fieldBody}
+	if docs == nil {
+		req.Fields = []string{fieldTitle, fieldDescription, fieldBody}
+	}
 	req.IncludeLocations = true
 	sr, err := x.search(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out := make(map[string]*search.DocumentMatch, len(sr.Hits))
+	complete = true
 	for _, h := range sr.Hits {
 		out[h.ID] = h
+		if docs == nil {
+			continue
+		}
+		d, ok := docs[h.ID]
+		if !ok {
+			complete = false
+			continue
+		}
+		h.Fields = map[string]any{fieldTitle: d.Title, fieldDescription: d.Description, fieldBody: d.Body}
 	}
-	return out, nil
+	return out, complete, nil
 }
 
 func (x *Index) search(ctx context.Context, req *bleve.SearchRequest) (*bleve.SearchResult, error) {
