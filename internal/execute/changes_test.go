@@ -92,13 +92,7 @@ func TestChanges(t *testing.T) {
 	for _, tt := range changeCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var root string
-			if tt.noGit {
-				root = t.TempDir()
-				testrepo.WriteFiles(t, root, tt.files)
-			} else {
-				root = testrepo.New(t, tt.files)
-			}
+			root := tt.newRoot(t)
 			for _, op := range tt.before {
 				op(t, root)
 			}
@@ -121,6 +115,17 @@ func TestChanges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newRoot creates the case's worktree: a committed git repository of its
+// files, or a plain folder of them.
+func (tt changeCase) newRoot(t *testing.T) string {
+	if tt.noGit {
+		root := t.TempDir()
+		testrepo.WriteFiles(t, root, tt.files)
+		return root
+	}
+	return testrepo.New(t, tt.files)
 }
 
 func changeCases() []changeCase {

@@ -47,13 +47,7 @@ func TestTrackerChanges(t *testing.T) {
 		for _, between := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/between=%v", tt.name, between), func(t *testing.T) {
 				t.Parallel()
-				var root string
-				if tt.noGit {
-					root = t.TempDir()
-					testrepo.WriteFiles(t, root, tt.files)
-				} else {
-					root = testrepo.New(t, tt.files)
-				}
+				root := tt.newRoot(t)
 				k := newTracker(root, slog.New(slog.DiscardHandler), nil)
 				defer k.close()
 				if between {
