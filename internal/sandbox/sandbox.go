@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -208,7 +209,7 @@ func (s *Sandbox) build() error {
 		{packageFile, []byte(packageJSON)},
 		{ImportMapFile, s.importMap},
 	} {
-		if err := writeFileAtomic(filepath.Join(s.dir, f.name), f.data); err != nil {
+		if err := writeIfChanged(filepath.Join(s.dir, f.name), f.data); err != nil {
 			return fmt.Errorf("write sandbox %s: %w", f.name, err)
 		}
 	}
@@ -310,6 +311,18 @@ func (s *Sandbox) removeStale(live string) {
 			os.RemoveAll(filepath.Join(s.dir, e.Name()))
 		}
 	}
+}
+
+// writeIfChanged writes data to path (atomically) unless path already holds
+// it. A runtime starting on runner.ts while a reload replaced it would
+// resolve the replaced, deleted file and fail ("Module not found ...
+// runner.ts (deleted)", seen with Bun): files whose content does not change
+// must not be replaced.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return writeFileAtomic(path, data)
 }
 
 // writeFileAtomic replaces path with data through a temporary file and a
