@@ -13,9 +13,9 @@ default:
     @just --list
 
 # Install what the tests need and a fresh machine lacks (Bun), into .tools/.
-# (To stderr: `just serve`'s stdout must carry JSON-RPC only.)
+# (No stdin, output to stderr: `just serve`'s stdin and stdout carry JSON-RPC.)
 deps:
-    @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun 1>&2
+    @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
 
 # Build bin/omnidev.
 build:
