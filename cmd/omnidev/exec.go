@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -31,11 +30,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	if *timeout < 0 {
 		return fmt.Errorf("--timeout must be positive, got %v", *timeout)
 	}
-	root, err := env.root()
-	if err != nil {
-		return err
-	}
-	engine, err := server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+	engine, err := env.openEngine(ctx)
 	if err != nil {
 		return err
 	}
@@ -45,9 +40,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := env.printJSON(res); err != nil {
 			return err
 		}
 	} else {

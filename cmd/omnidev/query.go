@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/query"
-	"github.com/omnidev/omnidev/internal/server"
 )
 
 func runQuery(ctx context.Context, env *cliEnv, args []string) error {
@@ -25,11 +23,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	if *kinds != "" {
 		req.Kinds = strings.Split(*kinds, ",")
 	}
-	root, err := env.root()
-	if err != nil {
-		return err
-	}
-	engine, err := server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+	engine, err := env.openEngine(ctx)
 	if err != nil {
 		return err
 	}
@@ -39,9 +33,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return env.printJSON(res)
 	}
 	printQueryResult(env.stdout, res)
 	return nil

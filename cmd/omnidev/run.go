@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/server"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -162,6 +164,23 @@ func (env *cliEnv) root() (string, error) {
 		return "", err
 	}
 	return capability.FindRoot(wd)
+}
+
+// openEngine opens the engine of the repository --dir names, as the tools
+// use it. The caller closes it.
+func (env *cliEnv) openEngine(ctx context.Context) (*server.Engine, error) {
+	root, err := env.root()
+	if err != nil {
+		return nil, err
+	}
+	return server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+}
+
+// printJSON prints v as the tools' JSON, indented for people.
+func (env *cliEnv) printJSON(v any) error {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // getenv looks a variable up in the environment the CLI was given.
