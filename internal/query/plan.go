@@ -312,29 +312,20 @@ func (x *Index) typos(snap *scorch.IndexSnapshot, w word, distance int) (map[str
 			return nil, fmt.Errorf("search query index: %w", err)
 		}
 		for _, f := range fieldBoosts {
-			for _, seg := range snap.Segments() {
-				dict, err := seg.Segment().Dictionary(f.field)
-				if err != nil {
-					return nil, fmt.Errorf("search query index: %w", err)
+			err := eachTerm(snap, f.field, func(dict segment.TermDictionary) segment.DictionaryIterator {
+				return automatonIterator(dict, dfa)
+			}, func(e *index.DictEntry) {
+				terms := found[f.field]
+				if terms == nil {
+					terms = make(map[string]uint8)
+					found[f.field] = terms
 				}
-				it := automatonIterator(dict, dfa)
-				for {
-					e, err := it.Next()
-					if err != nil {
-						return nil, fmt.Errorf("search query index: %w", err)
-					}
-					if e == nil {
-						break
-					}
-					terms := found[f.field]
-					if terms == nil {
-						terms = make(map[string]uint8)
-						found[f.field] = terms
-					}
-					if d, ok := terms[e.Term]; !ok || e.EditDistance < d {
-						terms[e.Term] = e.EditDistance
-					}
+				if d, ok := terms[e.Term]; !ok || e.EditDistance < d {
+					terms[e.Term] = e.EditDistance
 				}
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -372,24 +363,15 @@ func extensionsIn(snap *scorch.IndexSnapshot, term string) (map[string][]string,
 	var out map[string][]string
 	for _, f := range fieldBoosts {
 		var terms []string
-		for _, seg := range snap.Segments() {
-			dict, err := seg.Segment().Dictionary(f.field)
-			if err != nil {
-				return nil, fmt.Errorf("search query index: %w", err)
+		err := eachTerm(snap, f.field, func(dict segment.TermDictionary) segment.DictionaryIterator {
+			return rangeIterator(dict, []byte(term), end)
+		}, func(e *index.DictEntry) {
+			if e.Term != term {
+				terms = append(terms, e.Term)
 			}
-			it := rangeIterator(dict, []byte(term), end)
-			for {
-				e, err := it.Next()
-				if err != nil {
-					return nil, fmt.Errorf("search query index: %w", err)
-				}
-				if e == nil {
-					break
-				}
-				if e.Term != term {
-					terms = append(terms, e.Term)
-				}
-			}
+		})
+		if err != nil {
+			return nil, err
 		}
 		if len(terms) == 0 {
 			continue
@@ -421,6 +403,29 @@ func prefixEnd(term string) []byte {
 
 // rangeIterator walks the terms of dict from start (inclusive) to end
 // (exclusive), without reading their postings when the segment allows it.
+// eachTerm calls visit with every entry that iter yields from the field's
+// term dictionary of each segment of snap.
+func eachTerm(snap *scorch.IndexSnapshot, field string, iter func(segment.TermDictionary) segment.DictionaryIterator, visit func(*index.DictEntry)) error {
+	for _, seg := range snap.Segments() {
+		dict, err := seg.Segment().Dictionary(field)
+		if err != nil {
+			return fmt.Errorf("search query index: %w", err)
+		}
+		it := iter(dict)
+		for {
+			e, err := it.Next()
+			if err != nil {
+				return fmt.Errorf("search query index: %w", err)
+			}
+			if e == nil {
+				break
+			}
+			visit(e)
+		}
+	}
+	return nil
+}
+
 func rangeIterator(dict segment.TermDictionary, start, end []byte) segment.DictionaryIterator {
 	type omitCount interface {
 		AutomatonIteratorOmitCount(a segment.Automaton, start, end []byte) segment.DictionaryIterator
