@@ -2,7 +2,6 @@ package execute
 
 import (
 	"fmt"
-	"github.com/omnidev/omnidev/internal/testrepo"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // largeBenchEnv adds the 50k-file repository to BenchmarkRun: building it

@@ -3,13 +3,14 @@ package execute
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/omnidev/omnidev/internal/testrepo"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // fsOp is one file-system step of a test, in Go rather than through a

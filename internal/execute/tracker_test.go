@@ -1,7 +1,6 @@
 package execute
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnidev/omnidev/internal/testrepo"
 	"golang.org/x/sys/unix"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // trackRun measures ops as one run through a tracker: prepare (the
@@ -229,25 +229,8 @@ func TestTrackerFolders(t *testing.T) {
 	}
 }
 
-// logBuffer collects an Executor's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger {
+// debugLogger logs everything to b.
+func debugLogger(b *testrepo.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -279,8 +262,8 @@ func wantChanges(t *testing.T, res *Result, want []Change) {
 func TestRunTracksBetweenRuns(t *testing.T) {
 	requireBun(t)
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "b.txt": lines(3), "c.txt": "c\n"})
-	var log logBuffer
-	e := New(root, log.logger())
+	var log testrepo.Buffer
+	e := New(root, debugLogger(&log))
 	defer e.Close()
 	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "2\n");`),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
@@ -331,8 +314,8 @@ func TestRunOverflow(t *testing.T) {
 	// gen/ exists and is watched: the files the run creates there raise
 	// events (those of a folder the run creates are found by a scan).
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "gen/keep.txt": "k\n"})
-	var log logBuffer
-	e := New(root, log.logger())
+	var log testrepo.Buffer
+	e := New(root, debugLogger(&log))
 	defer e.Close()
 	runOK(t, e, root, "export function main() { return 0; }\n")
 	runOK(t, e, root, "export function main() { return 0; }\n")
@@ -371,8 +354,8 @@ func TestRunWatchLimit(t *testing.T) {
 	for _, allowed := range []int{0, 3} {
 		t.Run(fmt.Sprintf("allowed=%d", allowed), func(t *testing.T) {
 			root := testrepo.New(t, map[string]string{"a.txt": "1\n", "sub/b.txt": "b\n"})
-			var log logBuffer
-			e := New(root, log.logger())
+			var log testrepo.Buffer
+			e := New(root, debugLogger(&log))
 			defer e.Close()
 			var mu sync.Mutex
 			added := 0

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // binary is the omnidev binary built once for the end-to-end tests.
@@ -80,29 +82,11 @@ func git(t testing.TB, dir string, args ...string) {
 	}
 }
 
-// lockedBuffer collects a process's stderr while tests read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // server is a running omnidev binary with a connected client.
 type server struct {
 	cmd      *exec.Cmd
 	session  *mcp.ClientSession
-	stderr   *lockedBuffer
+	stderr   *testrepo.Buffer
 	logs     chan string
 	progress chan *mcp.ProgressNotificationParams
 }
@@ -110,7 +94,7 @@ type server struct {
 // startServer starts `omnidev serve` in root and connects a client to it.
 func startServer(t testing.TB, root string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{stderr: new(lockedBuffer), logs: make(chan string, 16), progress: make(chan *mcp.ProgressNotificationParams, 64)}
+	s := &server{stderr: new(testrepo.Buffer), logs: make(chan string, 16), progress: make(chan *mcp.ProgressNotificationParams, 64)}
 	s.cmd = exec.Command(binary, "serve", "--log-level", "info")
 	s.cmd.Dir = root
 	s.cmd.Env = append(os.Environ(), extraEnv...)

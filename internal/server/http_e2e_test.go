@@ -14,15 +14,17 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // serveHTTP starts `omnidev serve --http 127.0.0.1:0` and returns the URL
 // it recorded in .omni/server.json.
-func serveHTTP(t testing.TB, root string, args ...string) (string, *exec.Cmd, *lockedBuffer) {
+func serveHTTP(t testing.TB, root string, args ...string) (string, *exec.Cmd, *testrepo.Buffer) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = root
-	stderr := new(lockedBuffer)
+	stderr := new(testrepo.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

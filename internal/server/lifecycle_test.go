@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -139,11 +141,11 @@ func TestReload(t *testing.T) {
 }
 
 // serveRaw starts `omnidev serve` with its stdin kept open and no client.
-func serveRaw(t *testing.T, root string) (*exec.Cmd, *lockedBuffer, func()) {
+func serveRaw(t *testing.T, root string) (*exec.Cmd, *testrepo.Buffer, func()) {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
 	cmd.Dir = root
-	stderr := new(lockedBuffer)
+	stderr := new(testrepo.Buffer)
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,14 +1,17 @@
-// Package testrepo makes git repositories for tests and benchmarks of other
-// packages. It is test support only: no production code imports it, and it
-// never touches anything outside the folders it is given.
+// Package testrepo is test support shared by other packages' tests and
+// benchmarks: git repositories, and a buffer to collect logs or output in.
+// No production code imports it, and it never touches anything outside the
+// folders it is given.
 package testrepo
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -114,4 +117,23 @@ appendFileSync(%q, "edit\n");
 appendFileSync(%q, "edit\n");
 writeFileSync("created.txt", "new\n");
 `, Path(0), Path(123), Path(456))
+}
+
+// Buffer collects what a logger or a process writes while a test reads it:
+// a bytes.Buffer safe for concurrent use.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

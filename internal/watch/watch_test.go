@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // waitTimeout bounds every wait for a Batch. It is only reached when a test
@@ -96,25 +97,7 @@ func reported(bs []Batch) map[string]bool {
 	return seen
 }
 
-// syncBuffer is a log destination safe to read while the Watcher writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func testLogger(buf *syncBuffer) *slog.Logger {
+func testLogger(buf *testrepo.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -566,7 +549,7 @@ func TestOverflowRescans(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mkdirAll("sub")(t, dir)
-	var logs syncBuffer
+	var logs testrepo.Buffer
 	rec := newRecorder()
 	w := startWatcher(t, Options{Roots: []string{dir}, Logger: testLogger(&logs)}, rec.onChange)
 
@@ -591,7 +574,7 @@ func TestOverflowRescans(t *testing.T) {
 func TestWatchLimit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	var logs syncBuffer
+	var logs testrepo.Buffer
 	rec := newRecorder()
 	w, err := newWatcher(Options{Roots: []string{dir}, Debounce: 10 * time.Millisecond, Logger: testLogger(&logs)}, rec.onChange)
 	if err != nil {
