@@ -154,7 +154,7 @@ func benchDocs(reg *capability.Registry) int {
 // benchRegistry generates captest's default tree and reads it into a
 // Registry. It reads the generated files itself rather than calling
 // capability.Load, so that these figures measure this package alone.
-func benchRegistry(b *testing.B) *capability.Registry {
+func benchRegistry(b testing.TB) *capability.Registry {
 	b.Helper()
 	root := b.TempDir()
 	ids, err := captest.Generate(root, captest.Options{})

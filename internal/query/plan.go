@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -55,9 +54,6 @@ const (
 	// are left out: nearly every body holds two common words, and checking
 	// their positions tripled the cost of two-word queries.
 	phraseBoost = 2
-	// aboutAllBoost rewards documents whose title, name or description
-	// hold every word of the query (see aboutAll).
-	aboutAllBoost = 2
 	// maxExpandedWords bounds how many distinct words of a query are
 	// expanded to longer words and typos, each of which walks a term
 	// dictionary; further words are searched as they are, so a
@@ -139,68 +135,78 @@ type expansion struct {
 
 // plan is a query made ready to run.
 type plan struct {
-	// rank is the query that finds and scores documents.
-	rank query.Query
-	// highlight matches, in snippetFields, every term rank may have
-	// matched: it finds the locations to mark in the returned documents.
-	highlight []query.Query
+	// must are the clauses every hit matches: the quoted phrases.
+	must []clause
+	// should finds and scores the hits, among those of must if any; nil
+	// when the query is only phrases.
+	should clause
+	// kinds restricts the hits to these kinds of document, when not empty.
+	kinds []string
+	// highlight holds, per snippet field, every term the query may have
+	// matched there: the terms to mark in the returned documents.
+	highlight map[string][]string
 }
 
-// compile turns text into a plan, or nil when text holds nothing to search
-// for. Text inside balanced double quotes is a phrase every hit must
-// contain; an unbalanced quote is ignored. Everything else is plain words:
-// no character has a special meaning, so "+", "field:", "*", "~", "^" or
-// "\" cannot make a query fail.
-func (x *Index) compile(ctx context.Context, text string, kinds []string) (*plan, error) {
+// compile turns text into a plan for one snapshot of the index, or nil when
+// text holds nothing to search for. Text inside balanced double quotes is a
+// phrase every hit must contain; an unbalanced quote is ignored. Everything
+// else is plain words: no character has a special meaning, so "+",
+// "field:", "*", "~", "^" or "\" cannot make a query fail.
+func (x *Index) compile(ctx context.Context, snap *scorch.IndexSnapshot, text string, kinds []string) (*plan, error) {
 	// Unicode word breaking keeps letters on both sides of a colon together,
 	// so "kind:skill" or a source tag such as "skill:tasks/triage" would be
 	// one word that no document holds. Documents that do hold such a word
 	// are still found, through the extensions of its first part.
 	text = strings.ReplaceAll(text, ":", " ")
 	phrases, free := splitPhrases(text)
-	p := &plan{}
-	b := query.NewBooleanQuery(nil, nil, nil)
+	p := &plan{kinds: kinds, highlight: make(map[string][]string)}
 
 	for _, ph := range phrases {
 		words := x.words(ph)
 		if len(words) == 0 {
 			continue
 		}
-		b.AddMust(phraseQuery(ph, 1, true))
+		p.must = append(p.must, x.phraseIn(ph, 1, true))
 		for _, w := range words {
-			p.highlight = append(p.highlight, highlightQueries(expansion{word: w})...)
+			p.addHighlights(expansion{word: w})
 		}
 	}
 
 	words := x.words(free)
-	exps, err := x.expand(ctx, words)
+	exps, err := x.expand(ctx, snap, words)
 	if err != nil {
 		return nil, err
 	}
+	var should []clause
 	for _, e := range exps {
-		b.AddShould(e.rankQuery())
-		p.highlight = append(p.highlight, highlightQueries(e)...)
+		should = append(should, e.rankClause())
+		p.addHighlights(e)
 	}
 	if len(phrases) == 0 && len(words) > 1 {
-		b.AddShould(phraseQuery(free, phraseBoost, false))
+		should = append(should, x.phraseIn(free, phraseBoost, false))
 		if len(words) <= maxExpandedWords {
-			b.AddShould(aboutAll(exps))
+			should = append(should, aboutAll(exps))
 		}
 	}
-
-	if b.Must == nil && b.Should == nil {
+	if len(should) > 0 {
+		p.should = &anyOf{of: should}
+	}
+	if p.must == nil && p.should == nil {
 		return nil, nil
 	}
-	if len(kinds) > 0 {
-		ks := make([]query.Query, len(kinds))
-		for i, k := range kinds {
-			ks[i] = termQuery(k, fieldKind, 1)
-		}
-		// A filter restricts without scoring.
-		b.AddFilter(query.NewDisjunctionQuery(ks))
-	}
-	p.rank = b
 	return p, nil
+}
+
+// addHighlights adds the terms e matches in the snippet fields.
+func (p *plan) addHighlights(e expansion) {
+	for _, f := range snippetFields {
+		terms := append(p.highlight[f], e.term)
+		terms = append(terms, e.extensions[f]...)
+		for _, c := range e.typos[f] {
+			terms = append(terms, c.Term)
+		}
+		p.highlight[f] = terms
+	}
 }
 
 // words returns the distinct analyzed words of text, in order.
@@ -218,30 +224,12 @@ func (x *Index) words(text string) []word {
 	return out
 }
 
-// expand looks the words up in one snapshot of the index: which ones it
-// holds, and what the others may be typos of.
-func (x *Index) expand(ctx context.Context, words []word) ([]expansion, error) {
+// expand looks the words up in snap: which ones it holds, and what the
+// others may be typos of.
+func (x *Index) expand(ctx context.Context, snap *scorch.IndexSnapshot, words []word) ([]expansion, error) {
 	exps := make([]expansion, len(words))
-	if len(words) == 0 {
-		return exps, nil
-	}
-	adv, err := x.bleve.Advanced()
-	if err != nil {
-		return nil, fmt.Errorf("search query index: %w", err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("search query index: %w", err)
-	}
-	// Open verified that the index is scorch, whose Reader returns no
-	// snapshot, and no error, once it is closed.
-	snap, _ := r.(*scorch.IndexSnapshot)
-	if snap == nil {
-		return nil, ErrClosed
-	}
-	defer snap.Close()
-
 	typoWords := 0
+	var err error
 	for i, w := range words {
 		exps[i].word = w
 		if i >= maxExpandedWords {
@@ -449,40 +437,25 @@ func automatonIterator(dict segment.TermDictionary, a segment.Automaton) segment
 	return dict.AutomatonIterator(a, nil, nil)
 }
 
-// rankQuery matches e in every field, one clause per field and kind of
+// rankClause matches e in every field, one clause per field and kind of
 // match, so that how many typo candidates a word has does not change its
 // weight against the other words.
-func (e *expansion) rankQuery() query.Query {
-	var qs []query.Query
+func (e *expansion) rankClause() clause {
+	var cs []clause
 	for _, f := range fieldBoosts {
-		qs = append(qs, termQuery(e.term, f.field, f.boost))
+		cs = append(cs, &termOf{term: e.term, field: f.field, boost: f.boost})
 		if e.extend {
-			qs = append(qs, extensionsOf(e.extensions[f.field], f.field, f.boost*prefixBoost))
+			cs = append(cs, extensionsOf(e.extensions[f.field], f.field, f.boost*prefixBoost))
 		}
 		if cands := e.typos[f.field]; len(cands) > 0 {
-			typos := make([]query.Query, len(cands))
+			typos := make([]clause, len(cands))
 			for i, c := range cands {
-				typos[i] = termQuery(c.Term, f.field, f.boost*fuzzyBoost/float64(1+c.EditDistance))
+				typos[i] = &termOf{term: c.Term, field: f.field, boost: f.boost * fuzzyBoost / float64(1+c.EditDistance)}
 			}
-			qs = append(qs, query.NewDisjunctionQuery(typos))
+			cs = append(cs, &anyOf{of: typos})
 		}
 	}
-	return query.NewDisjunctionQuery(qs)
-}
-
-// highlightQueries match, in the snippet fields, the terms rankQuery matches.
-func highlightQueries(e expansion) []query.Query {
-	var qs []query.Query
-	for _, f := range snippetFields {
-		qs = append(qs, termQuery(e.term, f, 1))
-		for _, t := range e.extensions[f] {
-			qs = append(qs, termQuery(t, f, 1))
-		}
-		for _, c := range e.typos[f] {
-			qs = append(qs, termQuery(c.Term, f, 1))
-		}
-	}
-	return qs
+	return &anyOf{of: cs}
 }
 
 // aboutAll matches the documents whose short fields — title, name,
@@ -491,73 +464,84 @@ func highlightQueries(e expansion) []query.Query {
 //
 // Without it, a capability wins most queries of several words with one of
 // them: it holds that word in its title, name, description and types at
-// once, and bleve sums over fields. On the ranking fixture, "task priority"
+// once, and scores sum over fields. On the ranking fixture, "task priority"
 // found the tasks capability before the triage skill described as "Sort
-// incoming tasks by priority". The bonus raised the mean reciprocal rank of
+// incoming tasks by priority". The clause raised the mean reciprocal rank of
 // the expected hit over 17 queries from 0.84 to 0.94. Bodies are left out:
-// with them the bonus ranked the same and cost 0.6 ms more per two-word
+// with them the clause ranked the same and cost 0.6 ms more per two-word
 // query on the captest corpus, where every body holds every common word.
-func aboutAll(exps []expansion) query.Query {
-	all := make([]query.Query, len(exps))
+//
+// (It was measured as a bleve conjunction query with a boost of 2, which
+// bleve ignores on conjunctions: the clause has no boost of its own.)
+func aboutAll(exps []expansion) clause {
+	all := make([]clause, len(exps))
 	for i, e := range exps {
-		var fs []query.Query
+		var fs []clause
 		for _, f := range fieldBoosts {
 			if f.field == fieldBody {
 				continue
 			}
-			fs = append(fs, termQuery(e.term, f.field, f.boost))
+			fs = append(fs, &termOf{term: e.term, field: f.field, boost: f.boost})
 			for _, c := range e.typos[f.field] {
-				fs = append(fs, termQuery(c.Term, f.field, f.boost*fuzzyBoost/float64(1+c.EditDistance)))
+				fs = append(fs, &termOf{term: c.Term, field: f.field, boost: f.boost * fuzzyBoost / float64(1+c.EditDistance)})
 			}
 		}
-		all[i] = query.NewDisjunctionQuery(fs)
+		all[i] = &anyOf{of: fs}
 	}
-	q := query.NewConjunctionQuery(all)
-	q.SetBoost(aboutAllBoost)
-	return q
+	return &allOf{of: all}
 }
 
-// phraseQuery matches text as a phrase in titles, descriptions and, when
+// phraseIn matches text as a phrase in titles, descriptions and, when
 // bodies is set, bodies. Names are too short to hold a phrase worth scoring.
-func phraseQuery(text string, boost float64, bodies bool) query.Query {
-	var qs []query.Query
+func (x *Index) phraseIn(text string, boost float64, bodies bool) clause {
+	terms := x.phraseTerms(text)
+	var cs []clause
 	for _, f := range fieldBoosts {
 		if f.field == fieldName || (f.field == fieldBody && !bodies) {
 			continue
 		}
-		q := query.NewMatchPhraseQuery(text)
-		q.SetField(f.field)
-		q.Analyzer = analyzerName
-		q.SetBoost(f.boost * boost)
-		qs = append(qs, q)
+		if len(terms) == 0 {
+			cs = append(cs, none{})
+			continue
+		}
+		cs = append(cs, &phrase{field: f.field, terms: terms, boost: f.boost * boost})
 	}
-	return query.NewDisjunctionQuery(qs)
+	return &anyOf{of: cs}
 }
 
-func termQuery(term, field string, boost float64) query.Query {
-	q := query.NewTermQuery(term)
-	q.SetField(field)
-	q.SetBoost(boost)
-	return q
+// phraseTerms returns the analyzed terms of text by position, from the
+// first to the last, with "" where the analyzer dropped a word. The
+// analyzer puts one term at each position.
+func (x *Index) phraseTerms(text string) []string {
+	tokens := x.analyzer.Analyze([]byte(text))
+	if len(tokens) == 0 {
+		return nil
+	}
+	first, last := tokens[0].Position, tokens[0].Position
+	for _, t := range tokens {
+		first, last = min(first, t.Position), max(last, t.Position)
+	}
+	terms := make([]string, last-first+1)
+	for _, t := range tokens {
+		terms[t.Position-first] = string(t.Term)
+	}
+	return terms
 }
 
 // extensionsOf matches terms, the longer words that start with a word of
-// the query (see extensionsIn), in field. It builds what bleve builds for a
-// range query over the same terms — a disjunction of one term searcher per
-// term, each with boost, or a searcher matching nothing when there are no
-// terms — so that it scores the same, the absent extensions included: the
-// coordination factor of the word's disjunction counts that clause either
-// way. A prefix query would match the word itself too, and so walk the
-// postings of the exact match a second time.
-func extensionsOf(terms []string, field string, boost float64) query.Query {
+// the query (see extensionsIn), in field, or nothing when there are none:
+// the word's coordination counts the clause either way. A prefix query
+// would match the word itself too, and so walk the postings of the exact
+// match a second time.
+func extensionsOf(terms []string, field string, boost float64) clause {
 	if len(terms) == 0 {
-		return query.NewMatchNoneQuery()
+		return none{}
 	}
-	qs := make([]query.Query, len(terms))
+	cs := make([]clause, len(terms))
 	for i, t := range terms {
-		qs[i] = termQuery(t, field, boost)
+		cs[i] = &termOf{term: t, field: field, boost: boost}
 	}
-	return query.NewDisjunctionQuery(qs)
+	return &anyOf{of: cs}
 }
 
 // splitPhrases returns the phrases between balanced double quotes, and the

@@ -3,14 +3,13 @@ package query
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/omnidev/omnidev/internal/capability"
 )
@@ -76,51 +75,61 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 
 	res := &Result{Results: []Hit{}}
-	p, err := x.compile(ctx, req.Query, req.Kinds)
+	snap, err := x.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	// The text of st's documents is what snap holds for them unless an
+	// Update wrote the index between reading writes and taking snap: the
+	// text is then read from snap.
+	docs := st.docs
+	if writes%2 == 1 || x.writes.Load() != writes {
+		docs = nil
+	}
+
+	p, err := x.compile(ctx, snap, req.Query, req.Kinds)
 	if err != nil {
 		return nil, err
 	}
 	if p == nil { // nothing searchable: only stop words or punctuation
 		return res, nil
 	}
-	page, total, err := x.rank(ctx, p.rank, req.limit())
+	s, err := newScorer(ctx, snap)
 	if err != nil {
 		return nil, err
 	}
-
-	res.Total = total
-	located, complete, err := x.locate(ctx, p.highlight, page, st.docs)
+	defer s.close()
+	matches, err := s.run(p.must, p.should, p.kinds)
 	if err != nil {
 		return nil, err
 	}
-	// The text of st's documents is what the index stores for them unless
-	// an Update wrote the index meanwhile: the locations found must then be
-	// cut from the text stored beside them.
-	if writes%2 == 1 || x.writes.Load() != writes || !complete {
-		if located, _, err = x.locate(ctx, p.highlight, page, nil); err != nil {
-			return nil, err
-		}
+	res.Total = len(matches)
+	page, err := s.best(matches, req.limit())
+	if err != nil {
+		return nil, err
+	}
+	located, err := locate(s, p.highlight, page, docs)
+	if err != nil {
+		return nil, err
 	}
 
 	var hitCaps []*capability.Capability
 	seen := make(map[string]bool)
 	for _, h := range page {
-		kind, capID, name := parseSource(h.ID)
+		kind, capID, name := parseSource(h.id)
 		if kind == KindCapability {
 			name = capID
 		}
-		l := located[h.ID]
-		if l == nil {
-			continue // removed by an Update since it was ranked
-		}
+		l := located[h.id]
 		res.Results = append(res.Results, Hit{
-			Source:     h.ID,
+			Source:     h.id,
 			Kind:       kind,
 			Capability: capID,
 			Name:       name,
 			Title:      storedString(l, fieldTitle),
 			Snippet:    snippetOf(l),
-			Score:      h.Score,
+			Score:      h.score,
 		})
 		// A hit may come from a batch newer than st (Update swaps the state
 		// after the batch): its capability is then left out of the summary.
@@ -136,94 +145,105 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-// rank returns the best limit hits of q, ordered by score then source, and
-// the number of all hits. It loads neither locations nor stored fields:
-// those are for the returned page only (see locate).
-func (x *Index) rank(ctx context.Context, q query.Query, limit int) ([]*search.DocumentMatch, int, error) {
-	// One hit more than asked for shows whether a tie of scores straddles
-	// the limit. Only then is the page sorted by source inside bleve, which
-	// must load the id of every matching document to do so; otherwise the
-	// page is the same set whatever the ties, and is ordered here.
-	req := bleve.NewSearchRequestOptions(q, limit+1, 0, false)
-	sr, err := x.search(ctx, req)
+// snapshot returns the index as it is now, to be closed by the caller.
+func (x *Index) snapshot() (*scorch.IndexSnapshot, error) {
+	adv, err := x.bleve.Advanced()
 	if err != nil {
-		return nil, 0, err
+		return nil, fmt.Errorf("search query index: %w", err)
 	}
-	hits := sr.Hits
-	if len(hits) > limit {
-		if hits[limit].Score == hits[limit-1].Score {
-			req.Size = limit
-			req.SortBy([]string{"-_score", "_id"})
-			if sr, err = x.search(ctx, req); err != nil {
-				return nil, 0, err
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("search query index: %w", err)
+	}
+	// Open verified that the index is scorch, whose Reader returns no
+	// snapshot, and no error, once it is closed.
+	snap, _ := r.(*scorch.IndexSnapshot)
+	if snap == nil {
+		return nil, ErrClosed
+	}
+	return snap, nil
+}
+
+// locate returns the documents of page, by id, with their text (from docs
+// when it holds them, else from the snapshot) and where the terms of
+// highlight stand in their snippet fields. Locations are read for the page
+// alone: reading them while ranking would decode them for every match.
+func locate(s *scorer, highlight map[string][]string, page []ranked, docs map[string]document) (map[string]*search.DocumentMatch, error) {
+	out := make(map[string]*search.DocumentMatch, len(page))
+	for _, r := range page {
+		h := &search.DocumentMatch{ID: r.id, Locations: search.FieldTermLocationMap{}}
+		if d, ok := docs[r.id]; ok {
+			h.Fields = map[string]any{fieldTitle: d.Title, fieldDescription: d.Description, fieldBody: d.Body}
+		} else {
+			fields, err := storedFields(s.snap, r.id)
+			if err != nil {
+				return nil, err
+			}
+			h.Fields = fields
+		}
+		out[r.id] = h
+	}
+	// Each term's postings are read once, skipping ahead to the page's
+	// documents in their order in the index.
+	byDoc := slices.SortedFunc(slices.Values(page), func(a, b ranked) int { return cmp.Compare(a.doc, b.doc) })
+	var id index.IndexInternalID
+	for _, f := range snippetFields {
+		terms := slices.Clone(highlight[f])
+		slices.Sort(terms)
+		for _, term := range slices.Compact(terms) {
+			rd, err := s.open(term, f, true)
+			if err != nil {
+				return nil, err
+			}
+			if rd.Count() == 0 {
+				continue
+			}
+			var tfd index.TermFieldDoc
+			var at *index.TermFieldDoc
+			for _, r := range byDoc {
+				if at == nil || at.ID.Value() < r.doc {
+					id = index.NewIndexInternalID(id, r.doc)
+					if at, err = rd.Advance(id, &tfd); err != nil {
+						return nil, fmt.Errorf("search query index: %w", err)
+					}
+					if at == nil {
+						break
+					}
+				}
+				if at.ID.Value() != r.doc {
+					continue
+				}
+				locs := out[r.id].Locations[f]
+				if locs == nil {
+					locs = search.TermLocationMap{}
+					out[r.id].Locations[f] = locs
+				}
+				for _, v := range at.Vectors {
+					locs.AddLocation(term, &search.Location{Pos: v.Pos, Start: v.Start, End: v.End})
+				}
 			}
 		}
-		// An Update between the two searches may have removed hits.
-		hits = sr.Hits[:min(limit, len(sr.Hits))]
 	}
-	slices.SortStableFunc(hits, func(a, b *search.DocumentMatch) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
-	})
-	return hits, int(sr.Total), nil
+	return out, nil
 }
 
-// locate finds the locations of the terms of highlight in the documents of
-// page, and their stored fields: from docs, when it is not nil, else from
-// the index. Reading locations in the ranking search would decode them for
-// every matching document, which costs several times the search itself.
-//
-// Loading stored fields from the index cost a tenth of a search: each
-// document is looked up by id, decompressed and copied. complete is false
-// when docs lacks a document found.
-func (x *Index) locate(ctx context.Context, highlight []query.Query, page []*search.DocumentMatch, docs map[string]document) (located map[string]*search.DocumentMatch, complete bool, err error) {
-	if len(page) == 0 {
-		return nil, true, nil
-	}
-	ids := make([]string, len(page))
-	for i, h := range page {
-		ids[i] = h.ID
-	}
-	// The page drives the search: each highlight clause only skips ahead
-	// to the documents of the page.
-	q := query.NewBooleanQuery([]query.Query{query.NewDocIDQuery(ids)}, highlight, nil)
-	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
-	req.Score = bleve.ScoreNone
-	if docs == nil {
-		req.Fields = []string{fieldTitle, fieldDescription, fieldBody}
-	}
-	req.IncludeLocations = true
-	sr, err := x.search(ctx, req)
+// storedFields reads the text snap stores for the document id.
+func storedFields(snap *scorch.IndexSnapshot, id string) (map[string]any, error) {
+	doc, err := snap.Document(id)
 	if err != nil {
-		return nil, false, err
+		return nil, fmt.Errorf("search query index: %w", err)
 	}
-	out := make(map[string]*search.DocumentMatch, len(sr.Hits))
-	complete = true
-	for _, h := range sr.Hits {
-		out[h.ID] = h
-		if docs == nil {
-			continue
+	fields := make(map[string]any)
+	if doc == nil {
+		return fields, nil
+	}
+	doc.VisitFields(func(f index.Field) {
+		switch f.Name() {
+		case fieldTitle, fieldDescription, fieldBody:
+			fields[f.Name()] = string(f.Value())
 		}
-		d, ok := docs[h.ID]
-		if !ok {
-			complete = false
-			continue
-		}
-		h.Fields = map[string]any{fieldTitle: d.Title, fieldDescription: d.Description, fieldBody: d.Body}
-	}
-	return out, complete, nil
-}
-
-func (x *Index) search(ctx context.Context, req *bleve.SearchRequest) (*bleve.SearchResult, error) {
-	sr, err := x.bleve.SearchInContext(ctx, req)
-	switch {
-	case err == nil:
-		return sr, nil
-	case errors.Is(err, bleve.ErrorIndexClosed):
-		return nil, ErrClosed
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	}
-	return nil, fmt.Errorf("search query index: %w", err)
+	})
+	return fields, nil
 }
 
 // storedString returns a stored field of h.
