@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
@@ -53,14 +54,45 @@ type scorer struct {
 	weight   float64
 	norm     float64
 	readers  []index.TermFieldReader
+	// free holds match lists no clause uses any more, for the next ones:
+	// merging the lists of a query's clauses would otherwise allocate
+	// several times the postings it reads.
+	free [][]match
 }
+
+// freeLists keeps the lists of finished searches for the next ones.
+var freeLists sync.Pool
 
 func newScorer(ctx context.Context, snap *scorch.IndexSnapshot) (*scorer, error) {
 	n, err := snap.DocCount()
 	if err != nil {
 		return nil, fmt.Errorf("search query index: %w", err)
 	}
-	return &scorer{ctx: ctx, snap: snap, docTotal: n}, nil
+	s := &scorer{ctx: ctx, snap: snap, docTotal: n}
+	if free, ok := freeLists.Get().(*[][]match); ok {
+		s.free = *free
+	}
+	return s, nil
+}
+
+// list returns an empty match list with room for n matches.
+func (s *scorer) list(n int) []match {
+	for i := len(s.free) - 1; i >= 0; i-- {
+		if l := s.free[i]; cap(l) >= n {
+			s.free = slices.Delete(s.free, i, i+1)
+			return l[:0]
+		}
+	}
+	return make([]match, 0, max(n, 64))
+}
+
+// release hands back lists that nothing reads any more.
+func (s *scorer) release(ls ...[]match) {
+	for _, l := range ls {
+		if cap(l) > 0 {
+			s.free = append(s.free, l)
+		}
+	}
 }
 
 // open returns a reader of the postings of term in field, closed by close.
@@ -76,11 +108,18 @@ func (s *scorer) open(term, field string, positions bool) (index.TermFieldReader
 	return r, nil
 }
 
+// close closes the readers and keeps the lists for the next search: the
+// matches s returned must not be read after it.
 func (s *scorer) close() {
 	for _, r := range s.readers {
 		r.Close()
 	}
 	s.readers = nil
+	if len(s.free) > 0 {
+		free := s.free
+		s.free = nil
+		freeLists.Put(&free)
+	}
 }
 
 // run prepares and evaluates a query: the documents that match every one of
@@ -113,6 +152,7 @@ func (s *scorer) run(must []clause, should clause, kinds []string) ([]match, err
 			return nil, err
 		}
 		ms = addTo(req, opt)
+		s.release(opt)
 	case all != nil:
 		ms, err = all.eval(s)
 	case should != nil:
@@ -174,7 +214,7 @@ func (t *termOf) prepare(s *scorer) error {
 }
 
 func (t *termOf) eval(s *scorer) ([]match, error) {
-	out := make([]match, 0, t.reader.Count())
+	out := s.list(int(t.reader.Count()))
 	weight := t.boost * t.idf * s.norm
 	var tfd index.TermFieldDoc
 	for {
@@ -223,7 +263,7 @@ func (a *anyOf) eval(s *scorer) ([]match, error) {
 		if err != nil {
 			return nil, err
 		}
-		acc = union(acc, ms)
+		acc = s.union(acc, ms)
 	}
 	for i := range acc {
 		acc[i].score *= float64(acc[i].n) / float64(len(a.of))
@@ -256,6 +296,7 @@ func (a *allOf) eval(s *scorer) ([]match, error) {
 			continue
 		}
 		acc = intersect(acc, ms)
+		s.release(ms)
 	}
 	for i := range acc {
 		acc[i].n = 1
@@ -311,8 +352,9 @@ func (p *phrase) eval(s *scorer) ([]match, error) {
 	}
 	// Walk the lists together, as an intersection that keeps each list's
 	// index for the positions.
+	defer s.release(lists...)
 	idx := make([]int, len(lists))
-	var out []match
+	out := s.list(0)
 	for idx[0] < len(lists[0]) {
 		doc := lists[0][idx[0]].doc
 		all := true
@@ -355,20 +397,23 @@ func (p *phrase) inOrder(idx []int) bool {
 	return false
 }
 
-// union merges b into a, both in document order and owned by the caller:
-// scores of the same document add up and n counts the lists that matched
-// it (b's own counts are not carried over).
-func union(a, b []match) []match {
+// union merges b into a, both in document order and handed over by the
+// caller: scores of the same document add up and n counts the lists that
+// matched it (b's own counts are not carried over).
+func (s *scorer) union(a, b []match) []match {
 	if len(a) == 0 {
+		s.release(a)
 		for i := range b {
 			b[i].n = 1
 		}
 		return b
 	}
 	if len(b) == 0 {
+		s.release(b)
 		return a
 	}
-	out := make([]match, 0, len(a)+len(b))
+	defer s.release(a, b)
+	out := s.list(len(a) + len(b))
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch {

@@ -109,6 +109,7 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.release(matches)
 	located, err := locate(s, p.highlight, page, docs)
 	if err != nil {
 		return nil, err
