@@ -219,9 +219,13 @@ func locate(s *scorer, highlight map[string][]string, page []ranked, docs map[st
 					locs = search.TermLocationMap{}
 					out[r.id].Locations[f] = locs
 				}
-				for _, v := range at.Vectors {
-					locs.AddLocation(term, &search.Location{Pos: v.Pos, Start: v.Start, End: v.End})
+				slab := make([]search.Location, len(at.Vectors))
+				ptrs := make(search.Locations, len(at.Vectors))
+				for i, v := range at.Vectors {
+					slab[i] = search.Location{Pos: v.Pos, Start: v.Start, End: v.End}
+					ptrs[i] = &slab[i]
 				}
+				locs[term] = ptrs
 			}
 		}
 	}
