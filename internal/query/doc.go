@@ -10,11 +10,13 @@
 // indexing anything again, and a reload (Update) rewrites only the documents
 // that changed, in one batch.
 //
-// A search runs in two steps: one ranks every matching document without
-// reading term locations or stored text, the other reads them for the
-// returned page only, to cut titles and highlighted snippets. The text is
-// taken from the registry the index was last brought up to date with, and
-// from the index only when an Update wrote it during the search.
+// A search reads one snapshot of the index in two steps: the first scores
+// every matching document from the postings alone, with bleve's TF-IDF
+// computed by this package (score.go; bleve's searchers gave the same
+// scores at twice the cost), the second reads term locations for the
+// returned page only, to cut highlighted snippets. The text is taken from
+// the registry the index was last brought up to date with, and from the
+// snapshot only when an Update wrote the index while the search began.
 //
 // Queries are built programmatically from the analyzed words of the user's
 // text — never parsed with bleve's query-string syntax — so no input can make

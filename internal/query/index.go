@@ -65,8 +65,8 @@ type Index struct {
 	state atomic.Pointer[state]
 	// writes counts the starts and ends of apply: it is odd while the index
 	// and state may disagree. A search that saw it even and unchanged from
-	// before it read state to after its last bleve search has read an index
-	// that holds exactly state's documents (see Search).
+	// before it read state to after it took its snapshot of the index reads
+	// a snapshot that holds exactly state's documents (see Search).
 	writes atomic.Uint64
 }
 
