@@ -49,7 +49,7 @@ func snippetOf(h *search.DocumentMatch) string {
 		}
 	}
 	text, spans := skipHeading(bestText, bestSpans)
-	return snippet(text, spans, SnippetChars)
+	return snippet(text, spans, bestTerms, SnippetChars)
 }
 
 // skipHeading drops the Markdown heading a text starts with ("# Title"),
@@ -73,7 +73,11 @@ func skipHeading(text string, spans []span) (string, []span) {
 // matchSpans turns bleve's term locations into sorted, disjoint spans that
 // are valid for text, and counts the distinct terms they mark.
 func matchSpans(text string, terms search.TermLocationMap) ([]span, int) {
-	var spans []span
+	n := 0
+	for _, locs := range terms {
+		n += len(locs)
+	}
+	spans := make([]span, 0, n)
 	distinct := 0
 	// In term order, so that the same hit always gives the same snippet.
 	for _, term := range slices.Sorted(maps.Keys(terms)) {
@@ -107,11 +111,12 @@ func matchSpans(text string, terms search.TermLocationMap) ([]span, int) {
 }
 
 // snippet renders at most limit runes of text around its best cluster of
-// spans: white space collapsed, spans marked, "…" where text was cut.
-func snippet(text string, spans []span, limit int) string {
+// spans, which mark terms numbered from 0 to terms-1: white space
+// collapsed, spans marked, "…" where text was cut.
+func snippet(text string, spans []span, terms, limit int) string {
 	start, first := 0, 0
 	if len(spans) > 0 {
-		first = bestWindow(spans, limit)
+		first = bestWindow(spans, terms, limit)
 		// Some context before the first match; more when what follows it
 		// is short, so that a short text is shown whole.
 		lead := max(limit/5, limit-runesUpTo(text[spans[first].start:], limit))
@@ -120,6 +125,7 @@ func snippet(text string, spans []span, limit int) string {
 	spans = spans[first:]
 
 	var b strings.Builder
+	b.Grow(min(len(text)-start, 4*limit) + len(ellipsis))
 	n := 0 // runes written
 	if start > 0 {
 		b.WriteString(ellipsis)
@@ -186,29 +192,34 @@ func snippet(text string, spans []span, limit int) string {
 
 // bestWindow returns the index of the first span of the window of text,
 // about limit long, that holds the most distinct terms, then the most spans.
-func bestWindow(spans []span, limit int) int {
+// The spans' terms are numbered from 0 to terms-1.
+func bestWindow(spans []span, terms, limit int) int {
 	// Bytes stand in for runes here: text is mostly ASCII, and a window a
 	// little short of the limit only leaves more context around it. Marks
 	// take room too; assume a handful of them.
 	width := limit - 6*len(markOpen+markClose)
-	counts := make(map[int]int)
+	counts := make([]int, terms) // spans of each term in the window
+	distinct := 0                // terms with spans in the window
 	best, bestDistinct, bestCount := 0, 0, 0
 	j := 0
 	for i := range spans {
 		if j <= i {
 			j = i
 			clear(counts)
+			distinct = 0
 		}
 		for j < len(spans) && spans[j].end-spans[i].start <= width {
-			counts[spans[j].term]++
+			if counts[spans[j].term]++; counts[spans[j].term] == 1 {
+				distinct++
+			}
 			j++
 		}
-		if d, c := len(counts), j-i; d > bestDistinct || (d == bestDistinct && c > bestCount) {
-			best, bestDistinct, bestCount = i, d, c
+		if c := j - i; distinct > bestDistinct || (distinct == bestDistinct && c > bestCount) {
+			best, bestDistinct, bestCount = i, distinct, c
 		}
 		if j > i { // spans[i] leaves the window
 			if counts[spans[i].term]--; counts[spans[i].term] == 0 {
-				delete(counts, spans[i].term)
+				distinct--
 			}
 		}
 	}

@@ -70,8 +70,8 @@ func TestSnippet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spans, _ := matchSpans(tt.text, spansOf(tt.text, tt.words...))
-			got := snippet(tt.text, spans, tt.limit)
+			spans, terms := matchSpans(tt.text, spansOf(tt.text, tt.words...))
+			got := snippet(tt.text, spans, terms, tt.limit)
 			if got != tt.want {
 				t.Errorf("snippet() =\n%q\nwant\n%q", got, tt.want)
 			}
@@ -99,9 +99,9 @@ func TestSkipHeading(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spans, _ := matchSpans(tt.text, spansOf(tt.text, tt.words...))
+			spans, terms := matchSpans(tt.text, spansOf(tt.text, tt.words...))
 			text, spans := skipHeading(tt.text, spans)
-			if got := snippet(text, spans, SnippetChars); got != tt.want {
+			if got := snippet(text, spans, terms, SnippetChars); got != tt.want {
 				t.Errorf("snippet = %q, want %q", got, tt.want)
 			}
 		})
@@ -130,9 +130,9 @@ func TestSnippetLimitHolds(t *testing.T) {
 	// Every cut of a text full of marks and multi-byte characters stays
 	// within the limit.
 	text := strings.Repeat("ünïcode **task** tâches task\n\t", 40)
-	spans, _ := matchSpans(text, spansOf(text, "task", "tâches"))
+	spans, terms := matchSpans(text, spansOf(text, "task", "tâches"))
 	for limit := 10; limit <= 260; limit += 7 {
-		got := snippet(text, spans, limit)
+		got := snippet(text, spans, terms, limit)
 		if n := utf8.RuneCountInString(got); n > limit || !utf8.ValidString(got) {
 			t.Fatalf("limit %d: %d characters, valid UTF-8 %v: %q", limit, n, utf8.ValidString(got), got)
 		}
