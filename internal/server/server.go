@@ -56,7 +56,7 @@ func toolError(err error) *mcp.CallToolResult {
 type toolHandler[In any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (any, error)
 
 // addTool registers t with h. It decodes the arguments strictly itself and
-// encodes the result once as both the structured content and the text
+// returns the result as the structured content and, encoded, as the text
 // content, rather than going through mcp.AddTool's typed path, which
 // validates every result against the output schema (our results match it
 // by construction, and the golden test of tools/list pins the schema) and
@@ -88,9 +88,13 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, logger *slog.Logger, h toolHand
 		if err != nil {
 			return nil, fmt.Errorf("encode the result of %s: %w", t.Name, err)
 		}
+		// The structured content is the value itself, not data: encoding/json
+		// re-validates a json.RawMessage byte by byte, which costs nearly
+		// three times encoding the value again (29 µs against 11 µs for a
+		// page of ten hits).
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
-			StructuredContent: json.RawMessage(data),
+			StructuredContent: out,
 		}, nil
 	})
 }
