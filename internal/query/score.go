@@ -247,36 +247,36 @@ func (t *termOf) eval(s *scorer) ([]match, error) {
 // that matched.
 type anyOf struct{ of []clause }
 
-func (a *anyOf) prepare(s *scorer) error {
-	for _, c := range a.of {
-		if err := c.prepare(s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (a *anyOf) prepare(s *scorer) error { return prepareAll(s, a.of) }
 
 func (a *anyOf) eval(s *scorer) ([]match, error) {
-	var acc []match
-	for _, c := range a.of {
-		ms, err := c.eval(s)
-		if err != nil {
-			return nil, err
-		}
-		acc = s.union(acc, ms)
-	}
+	acc, err := evalAll(s, a.of, s.union)
 	for i := range acc {
 		acc[i].score *= float64(acc[i].n) / float64(len(a.of))
 		acc[i].n = 1
 	}
-	return acc, nil
+	return acc, err
 }
 
 // allOf matches what every one of its clauses matches.
 type allOf struct{ of []clause }
 
-func (a *allOf) prepare(s *scorer) error {
-	for _, c := range a.of {
+func (a *allOf) prepare(s *scorer) error { return prepareAll(s, a.of) }
+
+func (a *allOf) eval(s *scorer) ([]match, error) {
+	acc, err := evalAll(s, a.of, func(acc, ms []match) []match {
+		acc = intersect(acc, ms)
+		s.release(ms)
+		return acc
+	})
+	for i := range acc {
+		acc[i].n = 1
+	}
+	return acc, err
+}
+
+func prepareAll(s *scorer, cs []clause) error {
+	for _, c := range cs {
 		if err := c.prepare(s); err != nil {
 			return err
 		}
@@ -284,9 +284,11 @@ func (a *allOf) prepare(s *scorer) error {
 	return nil
 }
 
-func (a *allOf) eval(s *scorer) ([]match, error) {
+// evalAll evaluates cs in order and folds their matches into the first
+// clause's with merge. Every clause returns its matches with n = 1.
+func evalAll(s *scorer, cs []clause, merge func(acc, ms []match) []match) ([]match, error) {
 	var acc []match
-	for i, c := range a.of {
+	for i, c := range cs {
 		ms, err := c.eval(s)
 		if err != nil {
 			return nil, err
@@ -295,11 +297,7 @@ func (a *allOf) eval(s *scorer) ([]match, error) {
 			acc = ms
 			continue
 		}
-		acc = intersect(acc, ms)
-		s.release(ms)
-	}
-	for i := range acc {
-		acc[i].n = 1
+		acc = merge(acc, ms)
 	}
 	return acc, nil
 }
