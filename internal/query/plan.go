@@ -300,9 +300,7 @@ func (x *Index) typos(snap *scorch.IndexSnapshot, w word, distance int) (map[str
 			return nil, fmt.Errorf("search query index: %w", err)
 		}
 		for _, f := range fieldBoosts {
-			err := eachTerm(snap, f.field, func(dict segment.TermDictionary) segment.DictionaryIterator {
-				return automatonIterator(dict, dfa)
-			}, func(e *index.DictEntry) {
+			err := eachTerm(snap, f.field, dfa, nil, nil, func(e *index.DictEntry) {
 				terms := found[f.field]
 				if terms == nil {
 					terms = make(map[string]uint8)
@@ -338,11 +336,10 @@ func (x *Index) typos(snap *scorch.IndexSnapshot, w word, distance int) (map[str
 // and are longer, in byte order: the terms a range query from term to the
 // first string past its prefix would match, with term itself left out.
 //
-// A range query does the same at search time, but bleve's field dictionary
-// starts a goroutine per segment and field to do it — six range queries per
-// word, between the ranking and the highlighting searches, for what is
-// usually no term at all. Walking the dictionaries here, in the snapshot the
-// typos are looked up in, costs a fraction of that.
+// A bleve range query does the same, but its field dictionary starts a
+// goroutine per segment and field to do it, for what is usually no term at
+// all. Walking the dictionaries here, in the snapshot the typos are looked
+// up in, costs a fraction of that.
 func extensionsIn(snap *scorch.IndexSnapshot, term string) (map[string][]string, error) {
 	end := prefixEnd(term)
 	if end == nil {
@@ -351,9 +348,7 @@ func extensionsIn(snap *scorch.IndexSnapshot, term string) (map[string][]string,
 	var out map[string][]string
 	for _, f := range fieldBoosts {
 		var terms []string
-		err := eachTerm(snap, f.field, func(dict segment.TermDictionary) segment.DictionaryIterator {
-			return rangeIterator(dict, []byte(term), end)
-		}, func(e *index.DictEntry) {
+		err := eachTerm(snap, f.field, nil, []byte(term), end, func(e *index.DictEntry) {
 			if e.Term != term {
 				terms = append(terms, e.Term)
 			}
@@ -389,17 +384,26 @@ func prefixEnd(term string) []byte {
 	return end
 }
 
-// rangeIterator walks the terms of dict from start (inclusive) to end
-// (exclusive), without reading their postings when the segment allows it.
-// eachTerm calls visit with every entry that iter yields from the field's
-// term dictionary of each segment of snap.
-func eachTerm(snap *scorch.IndexSnapshot, field string, iter func(segment.TermDictionary) segment.DictionaryIterator, visit func(*index.DictEntry)) error {
+// eachTerm calls visit with every term of field, in each segment of snap,
+// that a accepts (any term when a is nil) from start (inclusive, nil for
+// the first) to end (exclusive, nil for past the last). The walk does not
+// read the terms' postings when the segment allows it (zap does), as bleve
+// does for its own fuzzy queries.
+func eachTerm(snap *scorch.IndexSnapshot, field string, a segment.Automaton, start, end []byte, visit func(*index.DictEntry)) error {
+	type omitCount interface {
+		AutomatonIteratorOmitCount(a segment.Automaton, start, end []byte) segment.DictionaryIterator
+	}
 	for _, seg := range snap.Segments() {
 		dict, err := seg.Segment().Dictionary(field)
 		if err != nil {
 			return fmt.Errorf("search query index: %w", err)
 		}
-		it := iter(dict)
+		var it segment.DictionaryIterator
+		if oc, ok := dict.(omitCount); ok {
+			it = oc.AutomatonIteratorOmitCount(a, start, end)
+		} else {
+			it = dict.AutomatonIterator(a, start, end)
+		}
 		for {
 			e, err := it.Next()
 			if err != nil {
@@ -412,29 +416,6 @@ func eachTerm(snap *scorch.IndexSnapshot, field string, iter func(segment.TermDi
 		}
 	}
 	return nil
-}
-
-func rangeIterator(dict segment.TermDictionary, start, end []byte) segment.DictionaryIterator {
-	type omitCount interface {
-		AutomatonIteratorOmitCount(a segment.Automaton, start, end []byte) segment.DictionaryIterator
-	}
-	if oc, ok := dict.(omitCount); ok {
-		return oc.AutomatonIteratorOmitCount(nil, start, end)
-	}
-	return dict.AutomatonIterator(nil, start, end)
-}
-
-// automatonIterator walks the terms of dict that a accepts, without reading
-// their postings when the segment allows it (zap does), as bleve does for
-// its own fuzzy queries.
-func automatonIterator(dict segment.TermDictionary, a segment.Automaton) segment.DictionaryIterator {
-	type omitCount interface {
-		AutomatonIteratorOmitCount(a segment.Automaton, start, end []byte) segment.DictionaryIterator
-	}
-	if oc, ok := dict.(omitCount); ok {
-		return oc.AutomatonIteratorOmitCount(a, nil, nil)
-	}
-	return dict.AutomatonIterator(a, nil, nil)
 }
 
 // rankClause matches e in every field, one clause per field and kind of

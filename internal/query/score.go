@@ -397,13 +397,10 @@ func (p *phrase) inOrder(idx []int) bool {
 
 // union merges b into a, both in document order and handed over by the
 // caller: scores of the same document add up and n counts the lists that
-// matched it (b's own counts are not carried over).
+// matched it. b's matches have n = 1, as every clause's do.
 func (s *scorer) union(a, b []match) []match {
 	if len(a) == 0 {
 		s.release(a)
-		for i := range b {
-			b[i].n = 1
-		}
 		return b
 	}
 	if len(b) == 0 {
@@ -419,7 +416,7 @@ func (s *scorer) union(a, b []match) []match {
 			out = append(out, a[i])
 			i++
 		case a[i].doc > b[j].doc:
-			out = append(out, match{doc: b[j].doc, score: b[j].score, n: 1})
+			out = append(out, b[j])
 			j++
 		default:
 			out = append(out, match{doc: a[i].doc, score: a[i].score + b[j].score, n: a[i].n + 1})
@@ -428,10 +425,7 @@ func (s *scorer) union(a, b []match) []match {
 		}
 	}
 	out = append(out, a[i:]...)
-	for ; j < len(b); j++ {
-		out = append(out, match{doc: b[j].doc, score: b[j].score, n: 1})
-	}
-	return out
+	return append(out, b[j:]...)
 }
 
 // intersect keeps the documents of a that b matches too, with both scores.
