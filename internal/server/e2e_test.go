@@ -155,6 +155,17 @@ func (s *server) call(t testing.TB, ctx context.Context, tool string, args map[s
 	return res
 }
 
+// wantToolError calls a tool and checks that it answers with a tool error
+// whose text mentions want.
+func (s *server) wantToolError(t *testing.T, ctx context.Context, tool string, args map[string]any, want string) {
+	t.Helper()
+	res := s.call(t, ctx, tool, args, nil)
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, want) {
+		t.Errorf("isError=%v text=%.200s; want a tool error mentioning %q", res.IsError, text, want)
+	}
+}
+
 func TestEndToEndStdio(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
@@ -224,13 +235,7 @@ func TestEndToEndStdio(t *testing.T) {
 			{"limit of the wrong type", map[string]any{"query": "x", "limit": "ten"}, "invalid arguments for omni_query"},
 			{"unknown argument", map[string]any{"query": "x", "lmit": 3}, `unknown field \"lmit\"`},
 		} {
-			t.Run(tc.name, func(t *testing.T) {
-				res := s.call(t, ctx, "omni_query", tc.args, nil)
-				text := res.Content[0].(*mcp.TextContent).Text
-				if !res.IsError || !strings.Contains(text, tc.want) {
-					t.Errorf("isError=%v text=%s; want a tool error mentioning %q", res.IsError, text, tc.want)
-				}
-			})
+			t.Run(tc.name, func(t *testing.T) { s.wantToolError(t, ctx, "omni_query", tc.args, tc.want) })
 		}
 	})
 
@@ -270,13 +275,7 @@ export async function main() {
 			{"no code at all", map[string]any{}, "code"},
 			{"code of the wrong type", map[string]any{"code": 42}, "invalid arguments for omni_execute"},
 		} {
-			t.Run(tc.name, func(t *testing.T) {
-				res := s.call(t, ctx, "omni_execute", tc.args, nil)
-				text := res.Content[0].(*mcp.TextContent).Text
-				if !res.IsError || !strings.Contains(text, tc.want) {
-					t.Errorf("isError=%v text=%.200s; want a tool error mentioning %q", res.IsError, text, tc.want)
-				}
-			})
+			t.Run(tc.name, func(t *testing.T) { s.wantToolError(t, ctx, "omni_execute", tc.args, tc.want) })
 		}
 	})
 
