@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/sandbox"
 )
 
@@ -25,7 +26,7 @@ var (
 	ErrEmptyCode        = errors.New("empty code")
 	ErrCodeTooLarge     = errors.New("code too large")
 	ErrInvalidTimeout   = errors.New("invalid timeout")
-	ErrNetworkIsolation = errors.New("network isolation unavailable")
+	ErrNetworkIsolation = isolate.ErrNetworkIsolation
 )
 
 // Executor runs programs in one repository. Runs are serialized: they share
@@ -33,6 +34,7 @@ var (
 // meaningful if no other run changes files at the same time.
 type Executor struct {
 	root   string
+	iso    *isolate.Isolator
 	logger *slog.Logger
 	// turn holds a token while a run is in progress. A channel rather than
 	// a mutex so that a queued run can give up when its context is done.
@@ -63,7 +65,7 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1)}
+	return &Executor{root: root, iso: isolate.New(), logger: logger, turn: make(chan struct{}, 1)}
 }
 
 // Request is one program to run. The caller resolves configuration: Run
@@ -89,6 +91,9 @@ type Request struct {
 	MaxOutputBytes int
 	// Network false runs the program without any network (not even loopback).
 	Network bool
+	// Isolation is what contains the run (namespaces, the filesystem view,
+	// limits); nil runs it on the host in its own process group.
+	Isolation *isolate.Policy
 	// Progress, if set, is called at least every second while the program
 	// runs, never concurrently and never after Run returns. A slow callback
 	// skips reports but does not delay a timeout or cancellation.
@@ -120,6 +125,12 @@ type Result struct {
 	TimedOut   bool      `json:"timed_out"`
 	Cancelled  bool      `json:"cancelled"`
 	Truncated  Truncated `json:"truncated"`
+	// Isolation says what contained the run: "namespaces", with what was
+	// not enforced on this machine, or "none: " and the reason.
+	Isolation string `json:"isolation"`
+	// OutOfMemory is true when the memory limit stopped the program; its
+	// stderr then ends with a line naming the limit.
+	OutOfMemory bool `json:"out_of_memory"`
 }
 
 // Truncated says which streams lost their middle to the output cap.
@@ -163,7 +174,15 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	t0 := time.Now()
-	p, err := start(path, argv(req.Runtime, req.Command, req.Sandbox), e.root, req.Env, req.Network, req.MaxOutputBytes)
+	prog := isolate.Program{
+		Path:    path,
+		Args:    argv(req.Runtime, req.Command, req.Sandbox),
+		Root:    e.root,
+		Dir:     e.root,
+		Env:     req.Env,
+		Network: req.Network,
+	}
+	p, err := start(e.iso, prog, req.Isolation, req.MaxOutputBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -184,16 +203,22 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	e.index = before.index
+	if err := p.run.Ready(); err != nil {
+		p.abort()
+		return nil, err
+	}
 	t2 := time.Now()
 	p.release()
 	o := p.wait(ctx, req.Timeout, req.Progress)
 	t3 := time.Now()
 
 	res := &Result{
-		ExitCode:   o.exitCode,
-		DurationMS: o.duration.Milliseconds(),
-		TimedOut:   o.timedOut,
-		Cancelled:  o.cancelled,
+		ExitCode:    o.exitCode,
+		DurationMS:  o.duration.Milliseconds(),
+		TimedOut:    o.timedOut,
+		Cancelled:   o.cancelled,
+		Isolation:   o.isolation,
+		OutOfMemory: o.outOfMemory,
 	}
 	res.Stdout, res.Truncated.Stdout = p.stdout.String()
 	res.Stderr, res.Truncated.Stderr = p.stderr.String()

@@ -1,0 +1,310 @@
+//go:build linux
+
+package isolate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Isolator starts runs. It learns about the host once (the secret files to
+// hide, the cgroups it may use). Safe for concurrent use.
+type Isolator struct {
+	once    sync.Once
+	masks   []string
+	cgroups cgroupHost
+}
+
+// New returns an Isolator.
+func New() *Isolator { return &Isolator{} }
+
+func (iso *Isolator) learn() {
+	iso.once.Do(func() {
+		iso.masks = secretPaths()
+		iso.cgroups = findCgroups()
+	})
+}
+
+// initSpec is what the parent tells the init, as JSON on fd 3.
+type initSpec struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Dir  string   `json:"dir"`
+	// View is nil with filesystem = "host": only /proc is replaced.
+	View *view `json:"view,omitempty"`
+}
+
+// The init's extra descriptors.
+const (
+	specFD   = 3 // the spec, then held open by the parent until Ready
+	statusFD = 4 // closed empty once the runtime started; else an error
+)
+
+// Run is one program being started or run. Its methods are called by one
+// goroutine, in order: Prepare, the caller's cmd.Start, Started, Ready,
+// Signal and Kill any number of times, Finish.
+type Run struct {
+	iso      *Isolator
+	cmd      *exec.Cmd
+	policy   *Policy
+	isolated bool
+	// reason says why a run is not isolated.
+	reason string
+	spec   []byte
+	// specW is held until Ready: the init reads its hang-up as the
+	// parent's death.
+	specW, statusR *os.File
+	childEnds      []*os.File
+	cg             *cgroup
+	notEnforced    []string
+}
+
+// Prepare returns the run of prog under p (nil p: on the host, which the
+// report says). The caller sets the command's standard streams, starts it
+// and calls Started.
+func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
+	if p == nil {
+		return hostRun(prog, "isolation is off"), nil
+	}
+	iso.learn()
+	spec := initSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir}
+	r := &Run{iso: iso, policy: p, isolated: true}
+	if p.Filesystem {
+		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", StateDir, err)
+		}
+		v := planView(prog, p, iso.masks, RuntimePaths(prog.Path, prog.Env))
+		spec.View = &v
+	} else {
+		r.notEnforced = append(r.notEnforced, `filesystem ([sandbox] filesystem = "host")`)
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encode sandbox spec: %w", err)
+	}
+	r.spec = data
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox pipe: %w", err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, fmt.Errorf("create sandbox pipe: %w", err)
+	}
+	r.specW, r.statusR, r.childEnds = specW, statusR, []*os.File{specR, statusW}
+
+	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if !prog.Network {
+		flags |= syscall.CLONE_NEWNET
+	}
+	env := prog.Env
+	if env == nil {
+		env = []string{}
+	}
+	r.cmd = &exec.Cmd{
+		// /proc/self/exe rather than a path: it still works when the binary
+		// was replaced on disk since the server started.
+		Path:       "/proc/self/exe",
+		Args:       []string{"omnidev", InitArg},
+		Dir:        "/",
+		Env:        env,
+		ExtraFiles: r.childEnds,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:    true,
+			Cloneflags: uintptr(flags),
+			// Our own ids, so files keep their owners and permissions. The
+			// init gets the capabilities it needs to mount as ambient ones
+			// and drops every capability before it starts the runtime.
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			AmbientCaps:                []uintptr{capSysAdmin, capSetpcap},
+			// No Pdeathsig here: Go's child checks its parent's pid after
+			// setting it, and in a new PID namespace that pid reads as 0,
+			// so the child would kill itself. The init sets it first thing.
+		},
+	}
+	return r, nil
+}
+
+// Linux capability numbers (linux/capability.h).
+const (
+	capSetpcap  = 8
+	capSysAdmin = 21
+)
+
+// hostRun runs prog in its own process group on the host, or, with the
+// network off, in new user and network namespaces.
+func hostRun(prog Program, reason string) *Run {
+	env := prog.Env
+	if env == nil {
+		// exec.Cmd reads a nil Env as "inherit the server's environment".
+		env = []string{}
+	}
+	r := &Run{reason: reason}
+	r.cmd = &exec.Cmd{
+		Path: prog.Path,
+		Args: append([]string{prog.Path}, prog.Args...),
+		Dir:  prog.Dir,
+		Env:  env,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid: true,
+			// A last resort should the server die without cleaning up: the
+			// kernel sends it when the thread that forked exits; Go only
+			// retires a thread when a goroutine locked to it exits, which
+			// nothing in the server does.
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if !prog.Network {
+		// The network namespace has only a loopback interface, down, so
+		// every connection fails at once, 127.0.0.1 included. The user
+		// namespace is what lets an unprivileged server create it.
+		a := r.cmd.SysProcAttr
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return r
+}
+
+// Cmd returns the command to start.
+func (r *Run) Cmd() *exec.Cmd { return r.cmd }
+
+// Fallback returns the run to start instead when starting r failed with
+// err because the kernel refused the namespaces: the same program on the
+// host, its report saying why. ok is false when there is none: the run
+// was not isolated anyway, or the network must be off, which only a
+// namespace does.
+func (r *Run) Fallback(prog Program, err error) (*Run, bool) {
+	if !r.isolated || !isNamespaceRefusal(err) {
+		return nil, false
+	}
+	r.closeAll()
+	if !prog.Network {
+		return nil, false
+	}
+	return hostRun(prog, fmt.Sprintf("the kernel refused to create namespaces (%v); allow unprivileged user namespaces "+
+		"(sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later kernel.apparmor_restrict_unprivileged_userns=0)", err)), true
+}
+
+// StartError turns a failed start into the error to return.
+func (r *Run) StartError(prog Program, err error) error {
+	r.closeAll()
+	if !prog.Network && isNamespaceRefusal(err) {
+		return fmt.Errorf("%w: the kernel refused to create user and network namespaces (%v); "+
+			"allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later "+
+			"kernel.apparmor_restrict_unprivileged_userns=0) or set network = true in [sandbox]", ErrNetworkIsolation, err)
+	}
+	return fmt.Errorf("start %s: %w", prog.Path, err)
+}
+
+// isNamespaceRefusal reports whether a start error is the kernel refusing
+// the namespaces: EPERM or EACCES when unprivileged user namespaces are
+// disabled or restricted (AppArmor, SELinux), ENOSPC or EUSERS when a
+// namespace quota is reached, EINVAL or ENOSYS when the kernel lacks them.
+// A missing program (ENOENT) is not one.
+func isNamespaceRefusal(err error) bool {
+	for _, errno := range []error{syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EUSERS, syscall.EINVAL, syscall.ENOSYS} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// Started is called once the command started: it puts the init in the
+// run's cgroups, then hands it the spec. The init starts the runtime only
+// after reading it, so every process of the run is counted.
+func (r *Run) Started() error {
+	for _, f := range r.childEnds {
+		f.Close()
+	}
+	r.childEnds = nil
+	if !r.isolated {
+		return nil
+	}
+	r.cg, r.notEnforced = r.iso.cgroups.join(r.cmd.Process.Pid, r.policy, r.notEnforced)
+	if _, err := r.specW.Write(r.spec); err != nil {
+		return fmt.Errorf("hand the sandbox its spec: %w", err)
+	}
+	return nil
+}
+
+// Ready waits until the init has set the sandbox up and started the
+// runtime. An error means the run must be aborted: nothing runs with less
+// isolation than was asked for.
+func (r *Run) Ready() error {
+	if !r.isolated {
+		return nil
+	}
+	msg, err := io.ReadAll(r.statusR)
+	r.statusR.Close()
+	r.specW.Close()
+	r.statusR, r.specW = nil, nil
+	switch {
+	case err != nil:
+		return fmt.Errorf("set up the sandbox: %w", err)
+	case len(msg) > 0:
+		return fmt.Errorf("set up the sandbox: %s; set [sandbox] filesystem = \"host\" if the filesystem part cannot work on this machine", strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+// Signal asks the whole program to stop. In namespaces the init forwards
+// it to every process there, setsid ones included; on the host it goes to
+// the process group.
+func (r *Run) Signal(sig syscall.Signal) {
+	if r.isolated {
+		syscall.Kill(r.cmd.Process.Pid, sig)
+		return
+	}
+	syscall.Kill(-r.cmd.Process.Pid, sig)
+}
+
+// Kill ends everything: in namespaces, the init's death takes the whole
+// PID namespace with it; on the host, the process group is killed. Call it
+// before reaping the command, so the group's id cannot have been reused.
+func (r *Run) Kill() {
+	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Finish is called after the command was reaped: it reports how the run
+// was contained and whether the memory limit stopped it, and removes the
+// run's cgroups.
+func (r *Run) Finish() Report {
+	r.closeAll()
+	if !r.isolated {
+		return Report{Isolation: "none: " + r.reason}
+	}
+	rep := Report{Isolation: isolation(r.notEnforced)}
+	if r.cg != nil {
+		rep.OutOfMemory = r.cg.oomKilled()
+		r.cg.remove()
+		if rep.OutOfMemory {
+			rep.Notice = fmt.Sprintf("omnidev: the program was stopped by the memory limit (%s); raise %s",
+				FormatBytes(r.policy.MemoryBytes), r.policy.MemorySetting)
+		}
+	}
+	return rep
+}
+
+func (r *Run) closeAll() {
+	for _, f := range append(r.childEnds, r.specW, r.statusR) {
+		if f != nil {
+			f.Close()
+		}
+	}
+	r.childEnds, r.specW, r.statusR = nil, nil, nil
+}
