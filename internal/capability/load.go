@@ -43,6 +43,7 @@ func Load(root string, environ []string) (*Registry, error) {
 		config:      cfg.env,
 		passthrough: sandbox.EnvPassthrough,
 	}
+	sandbox.resolvePaths(abs, src.process["HOME"])
 	caps, more := loadCapabilities(abs, cfg.enabled(profile), src)
 	problems = append(problems, more...)
 

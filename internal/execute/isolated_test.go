@@ -17,7 +17,7 @@ try { writeFileSync("/etc/x", "x"); console.log("etc ok"); } catch (e) { console
 try { console.log("shadow", readFileSync("/etc/shadow", "utf8").length); } catch (e) { console.log("shadow", e.message); }
 writeFileSync("inrepo", "x");
 `)
-	req.Isolation = &isolate.Policy{Filesystem: true, MemoryBytes: 2 << 30, Processes: 256, MemorySetting: "[sandbox] memory"}
+	req.Isolation = &isolate.Policy{Filesystem: true, MemoryBytes: 2 << 30, Processes: 256, MemoryNotice: "stopped by the memory limit"}
 	res, err := New(root, nil).Run(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package isolate
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -31,9 +30,9 @@ type Policy struct {
 	// MemoryBytes and Processes are cgroup limits; 0 means none.
 	MemoryBytes int64
 	Processes   int
-	// MemorySetting names the setting that raises the memory limit, for the
-	// line a run stopped by it gets on stderr.
-	MemorySetting string
+	// MemoryNotice is the line a run stopped by the memory limit gets on
+	// stderr: it names the limit and the setting that raises it.
+	MemoryNotice string
 }
 
 // Program is what to run.
@@ -70,19 +69,6 @@ type Protection struct {
 	Enforced bool
 	// Detail says how, or why not and what would change that.
 	Detail string
-}
-
-// FormatBytes renders n as the config spells sizes ("2GiB", "512MiB").
-func FormatBytes(n int64) string {
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
 }
 
 // isolation renders the Report.Isolation of a run in namespaces.

@@ -293,8 +293,7 @@ func (r *Run) Finish() Report {
 		rep.OutOfMemory = r.cg.oomKilled()
 		r.cg.remove()
 		if rep.OutOfMemory {
-			rep.Notice = fmt.Sprintf("omnidev: the program was stopped by the memory limit (%s); raise %s",
-				FormatBytes(r.policy.MemoryBytes), r.policy.MemorySetting)
+			rep.Notice = r.policy.MemoryNotice
 		}
 	}
 	return rep
