@@ -53,6 +53,13 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 	} else {
 		fmt.Fprintf(w, "runtime:      %s %s (%s)\n", rt.Name, rt.Version, rt.Path)
 	}
+	if len(d.Protections) > 0 {
+		fmt.Fprintln(w, "sandbox:")
+		for _, p := range d.Protections {
+			fmt.Fprintf(w, "  %-16s %-13s %s\n", p.Name, p.State, p.Detail)
+		}
+		fmt.Fprintf(w, "  runtime paths    read-only    %s\n", strings.Join(d.RuntimePaths, ", "))
+	}
 	if d.OK() {
 		fmt.Fprintln(w, "\nok: `omnidev serve` can serve this repository")
 	} else {

@@ -8,12 +8,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/omnidev/omnidev/internal/isolate"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	if isolate.IsInit(os.Args) {
+		os.Exit(isolate.Init())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal asks for a graceful stop; a second one means now.

@@ -158,6 +158,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		Timeout:        timeout,
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
+		Isolation:      policy(cfg),
 		Progress:       r.Progress,
 	})
 }

@@ -65,8 +65,9 @@ type Report struct {
 
 // Protection is one thing the sandbox guards, for doctor.
 type Protection struct {
-	Name     string
-	Enforced bool
+	Name string
+	// State is Enforced, NotEnforced or Off.
+	State string
 	// Detail says how, or why not and what would change that.
 	Detail string
 }
