@@ -18,6 +18,8 @@ func policy(cfg capability.Sandbox) *isolate.Policy {
 		Processes:   cfg.Processes,
 		MemoryNotice: fmt.Sprintf("omnidev: the program was stopped by the memory limit (%s); raise [sandbox] memory in omni/config.toml",
 			capability.FormatBytes(cfg.MemoryBytes)),
+		ProcessesNotice: fmt.Sprintf("omnidev: the program reached the processes limit (%d processes and threads); raise [sandbox] processes in omni/config.toml",
+			cfg.Processes),
 	}
 }
 

@@ -26,6 +26,7 @@ type cgroupHost struct {
 type cgroup struct {
 	dirs   []string
 	memory string // the folder holding the memory controller's files
+	pids   string // the folder holding the pids controller's files
 	v2     bool
 }
 
@@ -187,6 +188,12 @@ func (h *cgroupHost) join(pid int, p *Policy, notEnforced []string) (*cgroup, []
 			notEnforced = append(notEnforced, "processes limit ("+h.pidsWhy+")")
 		case err != nil:
 			notEnforced = append(notEnforced, fmt.Sprintf("processes limit (%v)", err))
+		default:
+			for _, d := range cg.dirs {
+				if filepath.Dir(d) == h.pids {
+					cg.pids = d
+				}
+			}
 		}
 	}
 	return cg, notEnforced
@@ -202,17 +209,28 @@ func (cg *cgroup) oomKilled() bool {
 	if cg.v2 {
 		name = "memory.events"
 	}
-	data, err := os.ReadFile(filepath.Join(cg.memory, name))
+	return counter(cg.memory, name, "oom_kill") > 0
+}
+
+// pidsMaxed reports whether a fork or a thread of the run was refused for
+// going over the processes limit.
+func (cg *cgroup) pidsMaxed() bool {
+	return cg.pids != "" && counter(cg.pids, "pids.events", "max") > 0
+}
+
+// counter reads the "key N" line of a cgroup file; 0 when absent.
+func counter(dir, file, key string) int {
+	data, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
-		return false
+		return 0
 	}
 	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+		if v, ok := strings.CutPrefix(line, key+" "); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n > 0
+			return n
 		}
 	}
-	return false
+	return 0
 }
 
 // remove removes the run's cgroups. Every process of the run is gone (the

@@ -234,6 +234,16 @@ const (
 // ambient capabilities, an empty bounding set, secure bits that give uid 0
 // nothing on execve, and no new privileges from set-user-ID files.
 func dropPrivileges() error {
+	// Capabilities the init was handed as inheritable ones go first.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var caps [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &caps[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	caps[0].Inheritable, caps[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &caps[0]); err != nil {
+		return fmt.Errorf("clear inheritable capabilities: %w", err)
+	}
 	bits := secNoRoot | secNoRootLocked | secNoSetuidFixup | secNoSetuidFixupLock | secKeepCapsLocked | secNoAmbientRaise | secNoAmbientRaiseLock
 	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
 		return fmt.Errorf("set secure bits: %w", err)

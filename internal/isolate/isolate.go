@@ -33,6 +33,9 @@ type Policy struct {
 	// MemoryNotice is the line a run stopped by the memory limit gets on
 	// stderr: it names the limit and the setting that raises it.
 	MemoryNotice string
+	// ProcessesNotice is the line a run that reached the processes limit
+	// gets on stderr.
+	ProcessesNotice string
 }
 
 // Program is what to run.

@@ -291,10 +291,15 @@ func (r *Run) Finish() Report {
 	rep := Report{Isolation: isolation(r.notEnforced)}
 	if r.cg != nil {
 		rep.OutOfMemory = r.cg.oomKilled()
-		r.cg.remove()
+		var notices []string
 		if rep.OutOfMemory {
-			rep.Notice = r.policy.MemoryNotice
+			notices = append(notices, r.policy.MemoryNotice)
 		}
+		if r.cg.pidsMaxed() {
+			notices = append(notices, r.policy.ProcessesNotice)
+		}
+		rep.Notice = strings.Join(notices, "\n")
+		r.cg.remove()
 	}
 	return rep
 }
