@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -23,6 +25,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The in-process engines start isolated programs through this binary.
+	if isolate.IsInit(os.Args) {
+		os.Exit(isolate.Init())
+	}
 	dir, err := os.MkdirTemp("", "omnidev-e2e-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -338,28 +344,52 @@ export async function main() {
 	}
 }
 
-// hangingProgram returns a program that starts a `sleep 60` child, records
-// the child's pid, then waits forever; and a func that waits for the pid.
-// Tests use it to check that nothing a run started outlives the run.
+// hangingProgram returns a program that starts a `sleep` child, records
+// that it did, then waits forever; and a func that waits for the child and
+// returns its pid as the host sees it (the program sees another one, from
+// inside its PID namespace). Tests use it to check that nothing a run
+// started outlives the run.
 func hangingProgram(t testing.TB, root string) (code string, childPID func() int) {
-	pidFile := filepath.Join(root, "child.pid")
+	startedFile := filepath.Join(root, "child.started")
+	// A duration no other process uses names the child among the host's.
+	marker := fmt.Sprintf("600.%09d", time.Now().UnixNano()%1e9)
 	code = fmt.Sprintf(`import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-const child = spawn("sleep", ["60"], { stdio: "ignore" });
+const child = spawn("sleep", [%q], { stdio: "ignore" });
 writeFileSync(%q, String(child.pid));
-await new Promise(() => {});`, pidFile)
+await new Promise(() => {});`, marker, startedFile)
 	return code, func() int {
 		var pid int
 		waitFor(t, "the program's child", 20*time.Second, func() bool {
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
+			if _, err := os.Stat(startedFile); err != nil {
 				return false
 			}
-			_, err = fmt.Sscan(string(data), &pid)
-			return err == nil
+			pids := processesRunning("sleep", marker)
+			if len(pids) == 1 {
+				pid = pids[0]
+			}
+			return pid != 0
 		})
 		return pid
 	}
+}
+
+// processesRunning returns the host pids of the processes whose command
+// line is exactly argv.
+func processesRunning(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(data) == want {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestEndToEndCancel checks that cancelling a call through the client kills
