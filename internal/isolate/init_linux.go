@@ -147,6 +147,10 @@ func mountView(v *view) error {
 		return fmt.Errorf("make the host read-only: %w", err)
 	}
 	for _, dir := range v.Tmpfs {
+		// A home inside /tmp is gone from the empty /tmp: create it there.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
 		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return fmt.Errorf("mount an empty folder on %s: %w", dir, err)
 		}
