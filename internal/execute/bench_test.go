@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -166,4 +167,48 @@ func cpuTime() time.Duration {
 		}
 	}
 	return total
+}
+
+// BenchmarkIsolation measures what isolation adds to a run: the same small
+// program run on the host (Request.Isolation nil) and in namespaces with
+// the filesystem view and cgroup limits, back to back in each iteration,
+// from an Executor that has already run once (as a server's has). It
+// reports the medians of both and of their difference.
+//
+// The init is omnidev-sandbox, built for the benchmark, as `just build`
+// installs it beside omnidev.
+//
+// Run it with: go test -run '^$' -bench BenchmarkIsolation -benchtime 40x ./internal/execute/
+func BenchmarkIsolation(b *testing.B) {
+	requireBun(b)
+	helper := filepath.Join(b.TempDir(), isolate.HelperName)
+	if out, err := exec.Command("go", "build", "-o", helper, "github.com/omnidev/omnidev/cmd/omnidev-sandbox").CombinedOutput(); err != nil {
+		b.Fatalf("build %s: %v\n%s", isolate.HelperName, err, out)
+	}
+	root := testrepo.Generate(b, 1_000)
+	sb := prepare(b, root)
+	e := New(root, nil)
+	e.iso = isolate.NewWithInit(helper)
+	host := request(sb, "console.log(\"hello\");\n")
+	host.Env = append(host.Env, "HOME="+os.Getenv("HOME"))
+	isolated := host
+	isolated.Isolation = &isolate.Policy{Filesystem: true, MemoryBytes: 2 << 30, Processes: 256}
+	run := func(b *testing.B, req Request) time.Duration {
+		t := time.Now()
+		res, err := e.Run(b.Context(), req)
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		return time.Since(t)
+	}
+	run(b, host)
+	run(b, isolated)
+	var hostD, isoD, diff []time.Duration
+	for b.Loop() {
+		h, i := run(b, host), run(b, isolated)
+		hostD, isoD, diff = append(hostD, h), append(isoD, i), append(diff, i-h)
+	}
+	b.ReportMetric(ms(median(hostD)), "host-ms")
+	b.ReportMetric(ms(median(isoD)), "isolated-ms")
+	b.ReportMetric(ms(median(diff)), "isolation-ms")
 }

@@ -18,13 +18,36 @@ import (
 // Isolator starts runs. It learns about the host once (the secret files to
 // hide, the cgroups it may use). Safe for concurrent use.
 type Isolator struct {
+	// init is the program started as the namespaces' first process.
+	init    string
 	once    sync.Once
 	masks   []string
 	cgroups cgroupHost
 }
 
-// New returns an Isolator.
-func New() *Isolator { return &Isolator{} }
+// HelperName is the small binary New looks for beside the running one to
+// serve as the init; see cmd/omnidev-sandbox.
+const HelperName = "omnidev-sandbox"
+
+// New returns an Isolator whose init is HelperName when it is installed
+// beside the running binary, else the running binary itself.
+func New() *Isolator {
+	iso := &Isolator{init: "/proc/self/exe"}
+	if self, err := os.Executable(); err == nil {
+		helper := filepath.Join(filepath.Dir(self), HelperName)
+		if fi, err := os.Stat(helper); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			iso.init = helper
+		}
+	}
+	return iso
+}
+
+// NewWithInit returns an Isolator whose init is the program at path, which
+// must call Init when IsInit says so.
+func NewWithInit(path string) *Isolator { return &Isolator{init: path} }
+
+// InitPath returns the path of the program started as the init.
+func (iso *Isolator) InitPath() string { return iso.init }
 
 func (iso *Isolator) learn() {
 	iso.once.Do(func() {
@@ -65,6 +88,7 @@ type Run struct {
 	childEnds      []*os.File
 	cg             *cgroup
 	notEnforced    []string
+	mntNS          *os.File
 }
 
 // Prepare returns the run of prog under p (nil p: on the host, which the
@@ -112,9 +136,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		env = []string{}
 	}
 	r.cmd = &exec.Cmd{
-		// /proc/self/exe rather than a path: it still works when the binary
-		// was replaced on disk since the server started.
-		Path:       "/proc/self/exe",
+		// Without the helper, /proc/self/exe rather than a path: it still
+		// works when the binary was replaced on disk since the server started.
+		Path:       iso.init,
 		Args:       []string{"omnidev", InitArg},
 		Dir:        "/",
 		Env:        env,
@@ -235,6 +259,9 @@ func (r *Run) Started() error {
 	if !r.isolated {
 		return nil
 	}
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", r.cmd.Process.Pid)); err == nil {
+		r.mntNS = f
+	}
 	r.cg, r.notEnforced = r.iso.cgroups.join(r.cmd.Process.Pid, r.policy, r.notEnforced)
 	if _, err := r.specW.Write(r.spec); err != nil {
 		return fmt.Errorf("hand the sandbox its spec: %w", err)
@@ -285,6 +312,9 @@ func (r *Run) Kill() {
 // run's cgroups.
 func (r *Run) Finish() Report {
 	r.closeAll()
+	if r.mntNS != nil {
+		go r.mntNS.Close()
+	}
 	if !r.isolated {
 		return Report{Isolation: "none: " + r.reason}
 	}
