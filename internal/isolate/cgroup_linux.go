@@ -262,3 +262,13 @@ func contains(list []string, s string) bool {
 func isSwapFile(name string) bool {
 	return name == "memory.memsw.limit_in_bytes" || name == "memory.swap.max"
 }
+
+// add moves the process pid (text) into every cgroup of the run.
+func (cg *cgroup) add(pid string) error {
+	for _, d := range cg.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(pid), 0); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("put the runtime in %s: %w", d, err)
+		}
+	}
+	return nil
+}

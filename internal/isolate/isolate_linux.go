@@ -88,7 +88,10 @@ type Run struct {
 	childEnds      []*os.File
 	cg             *cgroup
 	notEnforced    []string
-	mntNS          *os.File
+	// joined is closed once the init is in the run's cgroups; cg and
+	// notEnforced are read after it.
+	joined chan struct{}
+	mntNS  *os.File
 }
 
 // Prepare returns the run of prog under p (nil p: on the host, which the
@@ -248,9 +251,11 @@ func isNamespaceRefusal(err error) bool {
 	return false
 }
 
-// Started is called once the command started: it puts the init in the
-// run's cgroups, then hands it the spec. The init starts the runtime only
-// after reading it, so every process of the run is counted.
+// Started is called once the command started: it hands the init its spec
+// and, meanwhile, puts it in the run's cgroups. Moving a process between
+// cgroups waits for an RCU grace period (milliseconds, more on a busy
+// machine), so it proceeds while the init sets up and the runtime boots;
+// Ready waits for it.
 func (r *Run) Started() error {
 	for _, f := range r.childEnds {
 		f.Close()
@@ -259,10 +264,17 @@ func (r *Run) Started() error {
 	if !r.isolated {
 		return nil
 	}
-	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", r.cmd.Process.Pid)); err == nil {
+	pid := r.cmd.Process.Pid
+	// Held until Finish, then closed off the run's path: the last
+	// reference to a mount namespace tears it down, which waits for RCU.
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
 		r.mntNS = f
 	}
-	r.cg, r.notEnforced = r.iso.cgroups.join(r.cmd.Process.Pid, r.policy, r.notEnforced)
+	r.joined = make(chan struct{})
+	go func() {
+		defer close(r.joined)
+		r.cg, r.notEnforced = r.iso.cgroups.join(pid, r.policy, r.notEnforced)
+	}()
 	if _, err := r.specW.Write(r.spec); err != nil {
 		return fmt.Errorf("hand the sandbox its spec: %w", err)
 	}
@@ -270,8 +282,9 @@ func (r *Run) Started() error {
 }
 
 // Ready waits until the init has set the sandbox up and started the
-// runtime. An error means the run must be aborted: nothing runs with less
-// isolation than was asked for.
+// runtime, and until both are in the run's cgroups. The runtime is held at
+// its gate meanwhile and starts nothing. An error means the run must be
+// aborted: nothing runs with less isolation than was asked for.
 func (r *Run) Ready() error {
 	if !r.isolated {
 		return nil
@@ -285,6 +298,21 @@ func (r *Run) Ready() error {
 		return fmt.Errorf("set up the sandbox: %w", err)
 	case len(msg) > 0:
 		return fmt.Errorf("set up the sandbox: %s; set [sandbox] filesystem = \"host\" if the filesystem part cannot work on this machine", strings.TrimSpace(string(msg)))
+	}
+	<-r.joined
+	if r.cg != nil && len(r.cg.dirs) > 0 {
+		// The runtime was started before the init joined, or after: in
+		// the first case it must join by itself.
+		pid := r.cmd.Process.Pid
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if err != nil {
+			return fmt.Errorf("find the runtime's process: %w", err)
+		}
+		for _, child := range strings.Fields(string(data)) {
+			if err := r.cg.add(child); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -312,6 +340,9 @@ func (r *Run) Kill() {
 // run's cgroups.
 func (r *Run) Finish() Report {
 	r.closeAll()
+	if r.joined != nil {
+		<-r.joined
+	}
 	if r.mntNS != nil {
 		go r.mntNS.Close()
 	}
