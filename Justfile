@@ -17,9 +17,10 @@ default:
 deps:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
 
-# Build bin/omnidev.
+# Build bin/omnidev and, beside it, omnidev-sandbox (the small init each run starts in).
 build:
     go build -ldflags "-X main.version={{version}}" -o {{bin}} ./cmd/omnidev
+    go build -o {{bin}}-sandbox ./cmd/omnidev-sandbox
 
 # Run every test with the race detector, and the capabilities' own Bun tests.
 test: deps
@@ -30,6 +31,10 @@ test: deps
 lint:
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
+
+# Build and vet for macOS (amd64 and arm64): it has no namespaces, and must still build.
+cross:
+    for arch in amd64 arm64; do GOOS=darwin GOARCH=$arch go build ./... && GOOS=darwin GOARCH=$arch go vet ./...; done
 
 # Format the code.
 fmt:
@@ -56,4 +61,4 @@ bench: deps build
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
 
 # Everything CI runs.
-ci: lint test smoke
+ci: lint cross test smoke

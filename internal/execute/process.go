@@ -11,8 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -239,17 +237,6 @@ wait:
 		o.exitCode = st.ExitCode()
 	}
 	return o
-}
-
-// waitExited blocks until the process pid has exited, without reaping it.
-func waitExited(pid int) {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
 }
 
 // drain waits for both readers to reach the end of their pipes, which

@@ -14,6 +14,10 @@ const InitArg = "__omnidev_sandbox"
 // sandbox's init.
 func IsInit(args []string) bool { return len(args) > 1 && args[1] == InitArg }
 
+// HelperName is the small binary New looks for beside the running one to
+// serve as the init; see cmd/omnidev-sandbox.
+const HelperName = "omnidev-sandbox"
+
 // ErrNetworkIsolation is returned when a program must run without network
 // and the kernel refuses the namespaces that would cut it off.
 var ErrNetworkIsolation = errors.New("network isolation unavailable")

@@ -25,10 +25,6 @@ type Isolator struct {
 	cgroups cgroupHost
 }
 
-// HelperName is the small binary New looks for beside the running one to
-// serve as the init; see cmd/omnidev-sandbox.
-const HelperName = "omnidev-sandbox"
-
 // New returns an Isolator whose init is HelperName when it is installed
 // beside the running binary, else the running binary itself.
 func New() *Isolator {
