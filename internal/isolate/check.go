@@ -31,8 +31,8 @@ func protections(isolation string, network bool, p *Policy) []Protection {
 	_, notEnforced, _ := strings.Cut(isolation, "not enforced: ")
 	missing := func(name string) (string, bool) {
 		for _, item := range strings.Split(notEnforced, "; ") {
-			if rest, ok := strings.CutPrefix(item, name+" "); ok {
-				return strings.Trim(rest, "()"), true
+			if rest, ok := strings.CutPrefix(item, name+" ("); ok {
+				return strings.TrimSuffix(rest, ")"), true
 			}
 		}
 		return "", false

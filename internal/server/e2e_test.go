@@ -35,7 +35,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "omnidev")
-	build := exec.Command("go", "build", "-o", binary, "github.com/omnidev/omnidev/cmd/omnidev")
+	// omnidev-sandbox beside omnidev, as `just build` installs it: runs
+	// start it as their init.
+	build := exec.Command("go", "build", "-o", dir, "github.com/omnidev/omnidev/cmd/omnidev", "github.com/omnidev/omnidev/cmd/omnidev-sandbox")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build omnidev:", err)
