@@ -60,6 +60,11 @@ export function main() { console.log(greet("you")); return 4; }`
 		t.Errorf("query --json greet: exit %d\n%s%s", code, out, errOut)
 	}
 
+	code, out, errOut = omnidev(t, "", "--dir", dir, "query", "--json")
+	if code != 0 || !strings.Contains(out, "Promise<number>") {
+		t.Errorf("query --json: exit %d, want the type definitions as written (no HTML escapes)\n%s%s", code, out, errOut)
+	}
+
 	before, _ := os.ReadFile(filepath.Join(dir, "omni", "config.toml"))
 	code, _, errOut = omnidev(t, "", "--dir", dir, "init")
 	after, _ := os.ReadFile(filepath.Join(dir, "omni", "config.toml"))

@@ -159,7 +159,10 @@ func (s *server) call(t testing.TB, ctx context.Context, tool string, args map[s
 // whose text mentions want.
 func (s *server) wantToolError(t *testing.T, ctx context.Context, tool string, args map[string]any, want string) {
 	t.Helper()
-	res := s.call(t, ctx, tool, args, nil)
+	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("call %s: %v %+v; want a tool error", tool, err, res)
+	}
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !res.IsError || !strings.Contains(text, want) {
 		t.Errorf("isError=%v text=%.200s; want a tool error mentioning %q", res.IsError, text, want)
@@ -228,12 +231,12 @@ func TestEndToEndStdio(t *testing.T) {
 			args map[string]any
 			want string
 		}{
-			{"limit too big", map[string]any{"query": "x", "limit": 500}, "between 1 and 100"},
-			{"limit zero", map[string]any{"query": "x", "limit": 0}, "between 1 and 100"},
+			{"limit too big", map[string]any{"query": "x", "limit": 500}, "maximum"},
+			{"limit zero", map[string]any{"query": "x", "limit": 0}, "minimum"},
 			{"long query", map[string]any{"query": strings.Repeat("a", 1001)}, "1000"},
 			{"unknown kind", map[string]any{"query": "x", "kinds": []string{"bogus"}}, "capability"},
-			{"limit of the wrong type", map[string]any{"query": "x", "limit": "ten"}, "invalid arguments for omni_query"},
-			{"unknown argument", map[string]any{"query": "x", "lmit": 3}, `unknown field \"lmit\"`},
+			{"limit of the wrong type", map[string]any{"query": "x", "limit": "ten"}, `want "integer"`},
+			{"unknown argument", map[string]any{"query": "x", "lmit": 3}, `unexpected additional properties ["lmit"]`},
 		} {
 			t.Run(tc.name, func(t *testing.T) { s.wantToolError(t, ctx, "omni_query", tc.args, tc.want) })
 		}
@@ -273,7 +276,7 @@ export async function main() {
 			{"zero timeout", map[string]any{"code": "1", "timeout_ms": 0}, "timeout_ms"},
 			{"code too large", map[string]any{"code": strings.Repeat("/", 1<<20+1)}, "limit is 1048576"},
 			{"no code at all", map[string]any{}, "code"},
-			{"code of the wrong type", map[string]any{"code": 42}, "invalid arguments for omni_execute"},
+			{"code of the wrong type", map[string]any{"code": 42}, `want "string"`},
 		} {
 			t.Run(tc.name, func(t *testing.T) { s.wantToolError(t, ctx, "omni_execute", tc.args, tc.want) })
 		}
