@@ -87,25 +87,18 @@ type server struct {
 	cmd      *exec.Cmd
 	session  *mcp.ClientSession
 	stderr   *testrepo.Buffer
-	logs     chan string
 	progress chan *mcp.ProgressNotificationParams
 }
 
 // startServer starts `omnidev serve` in root and connects a client to it.
 func startServer(t testing.TB, root string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{stderr: new(testrepo.Buffer), logs: make(chan string, 16), progress: make(chan *mcp.ProgressNotificationParams, 64)}
+	s := &server{stderr: new(testrepo.Buffer), progress: make(chan *mcp.ProgressNotificationParams, 64)}
 	s.cmd = exec.Command(binary, "serve", "--log-level", "info")
 	s.cmd.Dir = root
 	s.cmd.Env = append(os.Environ(), extraEnv...)
 	s.cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			select {
-			case s.logs <- fmt.Sprint(r.Params.Data):
-			default:
-			}
-		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			select {
 			case s.progress <- r.Params:
@@ -120,10 +113,6 @@ func startServer(t testing.TB, root string, extraEnv ...string) *server {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr)
 	}
 	s.session = session
-	// Log notifications flow only once a client asks for them.
-	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
-		t.Fatalf("set logging level: %v", err)
-	}
 	t.Cleanup(func() {
 		session.Close()
 		if t.Failed() {

@@ -64,7 +64,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			logger.Warn("remove PID file", "err", err)
 		}
 	}()
-	watcher, err := eng.Watch(ctx, func(err error) { notify(ctx, srv, "error", err.Error()) })
+	watcher, err := eng.Watch(ctx)
 	if err != nil {
 		return err
 	}

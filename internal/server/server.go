@@ -105,13 +105,6 @@ func recoverPanics(logger *slog.Logger) mcp.Middleware {
 	}
 }
 
-// notify sends a log message to every connected client that asked for logs.
-func notify(ctx context.Context, s *mcp.Server, level mcp.LoggingLevel, msg string) {
-	for ss := range s.Sessions() {
-		ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "omnidev", Data: msg})
-	}
-}
-
 func boolPtr(b bool) *bool { return &b }
 
 // sdkLogger keeps the SDK's per-session chatter out of the log unless it is
