@@ -28,15 +28,19 @@ var (
 	ErrNetworkIsolation = errors.New("network isolation unavailable")
 )
 
-// Executor runs programs in one repository. Runs are serialized: they share
-// the sandbox's main.ts and the worktree, and what a run changed is only
-// meaningful if no other run changes files at the same time.
+// Executor runs programs in one repository. Runs are serialized, within
+// the process and across processes: they share the sandbox's main.ts and
+// the worktree, and what a run changed is only meaningful if no other run
+// changes files at the same time.
 type Executor struct {
 	root   string
 	logger *slog.Logger
 	// turn holds a token while a run is in progress. A channel rather than
 	// a mutex so that a queued run can give up when its context is done.
 	turn chan struct{}
+	// lock serializes runs with other processes' (see runLock); taken
+	// while holding turn.
+	lock runLock
 	// index is the git index the last run decoded, reused while the index
 	// file is unchanged. Guarded by turn, as is everything below.
 	index *gitIndex
@@ -63,7 +67,8 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1)}
+	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1),
+		lock: runLock{path: filepath.Join(root, ".omni", "run.lock")}}
 }
 
 // Request is one program to run. The caller resolves configuration: Run
@@ -137,7 +142,8 @@ type DiffStat struct {
 
 // Run writes req.Code to the sandbox, runs it with the runtime from the
 // repository root and reports its output and what it changed. Runs wait for
-// one another; a run still waiting returns ctx's error when ctx is done. A
+// one another, in this process and in others (.omni/run.lock); a run still
+// waiting returns ctx's error when ctx is done. A
 // run cancelled while the program runs returns a Result with Cancelled set
 // (and the changes made so far).
 func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
@@ -158,6 +164,11 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("wait for the previous run to finish: %w", err)
 	}
+	unlock, err := e.lock.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 
 	if err := req.Sandbox.WriteMain(req.Code); err != nil {
 		return nil, err

@@ -357,8 +357,8 @@ func TestRunQueuedCancel(t *testing.T) {
 	sb := prepare(t, root)
 	e := New(root, nil)
 	started := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	first := make(chan error, 1)
+	go func() {
 		req := request(sb, "await new Promise((resolve) => setTimeout(resolve, 1500));\n")
 		req.Progress = func(Progress) {
 			select {
@@ -367,11 +367,14 @@ func TestRunQueuedCancel(t *testing.T) {
 				close(started)
 			}
 		}
-		if _, err := e.Run(t.Context(), req); err != nil {
-			t.Error(err)
-		}
-	})
-	<-started
+		_, err := e.Run(t.Context(), req)
+		first <- err
+	}()
+	select {
+	case <-started:
+	case err := <-first:
+		t.Fatalf("the first run ended before it reported progress: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -382,7 +385,9 @@ func TestRunQueuedCancel(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("queued run gave up after %v, want ~100ms", elapsed)
 	}
-	wg.Wait()
+	if err := <-first; err != nil {
+		t.Error(err)
+	}
 }
 
 func TestRunEnvironment(t *testing.T) {

@@ -330,27 +330,49 @@ export async function main() {
 	}
 }
 
-// hangingProgram returns a program that starts a `sleep 60` child, records
-// the child's pid, then waits forever; and a func that waits for the pid.
-// Tests use it to check that nothing a run started outlives the run.
-func hangingProgram(t testing.TB, root string) (code string, childPID func() int) {
+// startHanging calls omni_execute through cs with a program that starts a
+// `sleep 60` child, records the child's pid, then waits forever. It returns
+// the child's pid once recorded and a channel that gets the call's error
+// when the call returns. Tests use it to check that nothing a run started
+// outlives the run. A call that returns before the child is recorded (a
+// tool or protocol error) fails the test at once, with what it returned.
+func startHanging(t testing.TB, ctx context.Context, cs *mcp.ClientSession, root string) (child int, done <-chan error) {
+	t.Helper()
 	pidFile := filepath.Join(root, "child.pid")
-	code = fmt.Sprintf(`import { spawn } from "node:child_process";
+	code := fmt.Sprintf(`import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 const child = spawn("sleep", ["60"], { stdio: "ignore" });
 writeFileSync(%q, String(child.pid));
 await new Promise(() => {});`, pidFile)
-	return code, func() int {
-		var pid int
-		waitFor(t, "the program's child", 20*time.Second, func() bool {
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
-				return false
+	type call struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	calls := make(chan call, 1)
+	errs := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
+		calls <- call{res, err}
+		errs <- err
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			if _, err := fmt.Sscan(string(data), &child); err == nil {
+				return child, errs
 			}
-			_, err = fmt.Sscan(string(data), &pid)
-			return err == nil
-		})
-		return pid
+		}
+		select {
+		case c := <-calls:
+			text := ""
+			if c.res != nil && len(c.res.Content) > 0 {
+				text = c.res.Content[0].(*mcp.TextContent).Text
+			}
+			t.Fatalf("omni_execute returned before the program started its child: error %v, result %.500s", c.err, text)
+		case <-deadline:
+			t.Fatal("timed out after 20s waiting for the program's child")
+		case <-time.After(25 * time.Millisecond):
+		}
 	}
 }
 
@@ -359,14 +381,8 @@ await new Promise(() => {});`, pidFile)
 func TestEndToEndCancel(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
-	code, childPID := hangingProgram(t, root)
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-		done <- err
-	}()
-	child := childPID()
+	child, done := startHanging(t, ctx, s.session, root)
 	cancel()
 	<-done
 	waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })

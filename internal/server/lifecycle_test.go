@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -190,9 +188,7 @@ func TestSignalStopsServer(t *testing.T) {
 func TestSIGTERMKillsRunningProgram(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
-	code, childPID := hangingProgram(t, root)
-	go s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-	child := childPID()
+	child, _ := startHanging(t, context.Background(), s.session, root)
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	waitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
