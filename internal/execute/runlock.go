@@ -46,7 +46,7 @@ type acquisition struct {
 func (l *runLock) lock(ctx context.Context) (unlock func(), err error) {
 	a := l.pending
 	l.pending = nil
-	if a == nil || !a.adopt() {
+	if a == nil || !a.setAbandoned(false) {
 		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("open the run lock: %w", err)
@@ -69,7 +69,7 @@ func (l *runLock) lock(ctx context.Context) (unlock func(), err error) {
 		}
 		return func() { a.f.Close() }, nil
 	case <-ctx.Done():
-		if a.abandon() {
+		if a.setAbandoned(true) {
 			l.pending = a
 		} else if a.f != nil { // it completed meanwhile: give the lock back
 			a.f.Close()
@@ -93,30 +93,17 @@ func (a *acquisition) wait(f *os.File) {
 	close(a.done)
 }
 
-// abandon gives a up; false if it has already completed (the caller then
-// owns its result).
-func (a *acquisition) abandon() bool {
+// setAbandoned gives a up (true) or takes it back (false). It reports
+// false, changing nothing, if a has already completed: given up, it has
+// released the lock; otherwise the caller owns its result.
+func (a *acquisition) setAbandoned(abandoned bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	select {
 	case <-a.done:
 		return false
 	default:
-		a.abandoned = true
-		return true
-	}
-}
-
-// adopt takes an abandoned a back; false if it has already completed (and
-// released the lock).
-func (a *acquisition) adopt() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	select {
-	case <-a.done:
-		return false
-	default:
-		a.abandoned = false
+		a.abandoned = abandoned
 		return true
 	}
 }
