@@ -100,7 +100,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	} else {
 		t := o.Transport
 		if t == nil {
-			t = &mcp.StdioTransport{}
+			t = stdioTransport(os.Stdin, os.Stdout, logger)
 		}
 		err = srv.Run(ctx, t)
 	}
