@@ -121,6 +121,38 @@ func TestReload(t *testing.T) {
 		waitFor(t, "the fixed config", reloadWait, func() bool { return summary() == "repo,tasks" })
 	})
 
+	t.Run("a limit out of range keeps the last good state", func(t *testing.T) {
+		writeFile(t, root, ".omni/config.local.toml", "[sandbox]\nmax_output_bytes = 99999999999\n")
+		want := ".omni/config.local.toml:2:20: [sandbox] max_output_bytes is 99999999999, out of range; allowed: 1 to 16777216"
+	wait:
+		for {
+			select {
+			case msg := <-s.logs:
+				if strings.Contains(msg, want) {
+					break wait
+				}
+			case <-time.After(reloadWait):
+				t.Fatalf("no log message sent to the client containing %q", want)
+			}
+		}
+		if got := summary(); got != "repo,tasks" {
+			t.Errorf("after an out-of-range limit: summary %s, want the last good state", got)
+		}
+		// The next run still has the last good cap (the default 64 KiB).
+		var out struct {
+			ExitCode  int `json:"exit_code"`
+			Stdout    string
+			Truncated struct{ Stdout bool }
+		}
+		s.call(t, t.Context(), "omni_execute", map[string]any{"code": `process.stdout.write("x".repeat(1 << 20));`}, &out)
+		if out.ExitCode != 0 || !out.Truncated.Stdout || len(out.Stdout) > 70<<10 {
+			t.Errorf("run after the rejected limit: exit %d, truncated %v, %d bytes of stdout", out.ExitCode, out.Truncated.Stdout, len(out.Stdout))
+		}
+		if err := os.Remove(filepath.Join(root, ".omni/config.local.toml")); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("switch the active profile", func(t *testing.T) {
 		writeFile(t, root, ".omni/active-profile", "minimal\n")
 		waitFor(t, "the minimal profile", reloadWait, func() bool { return summary() == "repo" })
