@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -198,4 +199,39 @@ func TestStdioRepliesDoNotInterleave(t *testing.T) {
 		}
 	}
 	inW.Close()
+}
+
+// BenchmarkLineFilter measures what the filter costs per message on stdin,
+// for a typical tools/call and for one carrying a program of 1 MiB (the
+// largest omni_execute accepts), beside the reference of the SDK decoding
+// the same message once (it decodes each message at least that much itself).
+func BenchmarkLineFilter(b *testing.B) {
+	for _, size := range []int{200, 1 << 20} {
+		head := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"omni_execute","arguments":{"code":"`
+		tail := `"}}}`
+		line := []byte(head + strings.Repeat("x", max(size-len(head)-len(tail), 0)) + tail + "\n")
+		b.Run(fmt.Sprintf("filter/%d bytes", len(line)), func(b *testing.B) {
+			buf := make([]byte, 64<<10)
+			in := bytes.NewReader(line)
+			f := newLineFilter(in, io.Discard, maxLineBytes, slog.New(slog.DiscardHandler))
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				in.Reset(line)
+				f.err = nil
+				for {
+					if _, err := f.Read(buf); err != nil {
+						break
+					}
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("sdk decode/%d bytes", len(line)), func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if _, err := jsonrpc.DecodeMessage(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
