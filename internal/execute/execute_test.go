@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -302,6 +303,30 @@ console.error("small stderr");
 	}
 	if res.Stderr != "small stderr\n" {
 		t.Errorf("stderr = %q", res.Stderr)
+	}
+}
+
+// TestRunLargeCapSmallOutput runs a program that prints one line under the
+// largest output cap the config allows: the run must not allocate its two
+// streams' buffers at the cap (32 MiB), only what the program printed.
+func TestRunLargeCapSmallOutput(t *testing.T) {
+	requireBun(t)
+	root := t.TempDir()
+	req := request(prepare(t, root), `console.log("hi"); console.error("ho");`)
+	req.MaxOutputBytes = capability.MaxMaxOutputBytes
+	e := New(root, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := e.Run(t.Context(), req)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "hi\n" || res.Stderr != "ho\n" {
+		t.Fatalf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > capability.MaxMaxOutputBytes {
+		t.Errorf("a run printing 6 bytes under a %d-byte cap allocated %d bytes", req.MaxOutputBytes, allocated)
 	}
 }
 

@@ -34,12 +34,18 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 	if err != nil {
 		return fmt.Errorf("omni_execute output schema: %w", err)
 	}
+	out.Properties["changes"].Description = fmt.Sprintf("The files this run changed, at most %d of them: past that, those with the most "+
+		"lines inserted plus deleted (ties in path order). Listed in path order.", execute.MaxListedChanges)
+	out.Properties["changed_files"].Description = "The paths of the files in changes, in the same order."
+	out.Properties["changes_omitted"].Description = "How many changed files changes and changed_files leave out; diff_stat counts them all."
+	out.Properties["diff_stat"].Description = "Totals over every file this run changed, listed or not."
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "omni_execute",
-		Description: "Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. " +
-			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: " +
-			"changed_files, diff_stat {files, insertions, deletions} and per-file changes. A program that fails is a normal result " +
-			"with a non-zero exit_code; read stderr and try again.",
+		Description: fmt.Sprintf("Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. "+
+			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: "+
+			"changed_files, diff_stat {files, insertions, deletions} and per-file changes (at most %d files listed; changes_omitted "+
+			"counts the rest). A program that fails is a normal result with a non-zero exit_code; read stderr and try again.",
+			execute.MaxListedChanges),
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{
