@@ -37,8 +37,11 @@ func lockedDownRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := strings.NewReplacer(`timeout = "30s"`, `timeout = "4s"`, "network = true", "network = false").Replace(string(data))
-	cfg += "memory = \"256MiB\"\nprocesses = 64\n"
+	cfg := strings.NewReplacer(`timeout = "30s"`, `timeout = "4s"`, "network = true", "network = false",
+		`# memory = "2GiB"`, `memory = "256MiB"`, "processes = 256", "processes = 64").Replace(string(data))
+	if !strings.Contains(cfg, `memory = "256MiB"`) || !strings.Contains(cfg, "processes = 64") {
+		t.Fatalf("the fixture's [sandbox] no longer spells out memory and processes:\n%s", cfg)
+	}
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
