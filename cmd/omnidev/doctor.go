@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/isolate"
 )
 
 func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
@@ -58,7 +59,13 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 		for _, p := range d.Protections {
 			fmt.Fprintf(w, "  %-16s %-13s %s\n", p.Name, p.State, p.Detail)
 		}
-		fmt.Fprintf(w, "  runtime paths    read-only    %s\n", strings.Join(d.RuntimePaths, ", "))
+		fmt.Fprintf(w, "  runtime paths    read-only     %s\n", strings.Join(d.RuntimePaths, ", "))
+		switch {
+		case strings.HasSuffix(d.Init, "/"+isolate.HelperName):
+			fmt.Fprintf(w, "  init             %s\n", d.Init)
+		case d.Init != "":
+			fmt.Fprintf(w, "  init             omnidev itself; install %s beside it for faster runs (`just build` does)\n", isolate.HelperName)
+		}
 	}
 	if d.OK() {
 		fmt.Fprintln(w, "\nok: `omnidev serve` can serve this repository")

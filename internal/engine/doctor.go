@@ -30,6 +30,8 @@ type Diagnosis struct {
 	// read-only. Both are empty when the config or the runtime is missing.
 	Protections  []isolate.Protection
 	RuntimePaths []string
+	// Init is the program runs start in as their first process.
+	Init string
 }
 
 // RuntimeInfo describes the runtime executed code would use.
@@ -58,7 +60,7 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 	}
 	d.Runtime = diagnoseRuntime(ctx, sb, environ)
 	if d.Registry != nil && d.Runtime.Err == nil {
-		d.Protections, d.RuntimePaths = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
+		d.Protections, d.RuntimePaths, d.Init = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
 	}
 	d.Git = gitState(root)
 	switch st, err := ReadServerStatus(root); {

@@ -25,8 +25,9 @@ func policy(cfg capability.Sandbox) *isolate.Policy {
 
 // diagnoseIsolation starts the runtime (with --version) the way a run
 // starts a program and reports each protection and whether it holds on
-// this machine, and the runtime's folders the sandbox keeps visible.
-func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePath string) ([]isolate.Protection, []string) {
+// this machine, the runtime's folders the sandbox keeps visible, and the
+// init runs start in ("" where there is none).
+func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePath string) ([]isolate.Protection, []string, string) {
 	env := reg.Env.Environ()
 	prog := isolate.Program{
 		Path:    runtimePath,
@@ -36,6 +37,7 @@ func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePat
 		Env:     env,
 		Network: reg.Sandbox.Network,
 	}
-	protections := isolate.New().Check(ctx, prog, policy(reg.Sandbox))
-	return protections, isolate.RuntimePaths(runtimePath, env)
+	iso := isolate.New()
+	protections := iso.Check(ctx, prog, policy(reg.Sandbox))
+	return protections, isolate.RuntimePaths(runtimePath, env), iso.InitPath()
 }

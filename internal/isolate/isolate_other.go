@@ -22,6 +22,9 @@ func New() *Isolator { return &Isolator{} }
 // NewWithInit returns an Isolator; there is no init to start here.
 func NewWithInit(string) *Isolator { return &Isolator{} }
 
+// InitPath returns "": there is no init here.
+func (iso *Isolator) InitPath() string { return "" }
+
 // Init is only reached on Linux.
 func Init() int {
 	fmt.Fprintf(os.Stderr, "omnidev: %s is only used on Linux\n", InitArg)
