@@ -66,6 +66,7 @@ func Init() int {
 	if err != nil {
 		return fail(exitStart, "start %s: %v", spec.Path, err)
 	}
+	status.WriteString(statusReady)
 	status.Close()
 	specF.Close()
 	go func() {

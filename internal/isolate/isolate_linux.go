@@ -64,8 +64,13 @@ type initSpec struct {
 // The init's extra descriptors.
 const (
 	specFD   = 3 // the spec, then held open by the parent until Ready
-	statusFD = 4 // closed empty once the runtime started; else an error
+	statusFD = 4 // statusReady once the runtime started; else an error
 )
+
+// statusReady is all the init writes on its status descriptor when the
+// runtime started: an init that died before says nothing, which is then
+// not mistaken for success.
+const statusReady = "ready"
 
 // Run is one program being started or run. Its methods are called by one
 // goroutine, in order: Prepare, the caller's cmd.Start, Started, Ready,
@@ -292,7 +297,9 @@ func (r *Run) Ready() error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("set up the sandbox: %w", err)
-	case len(msg) > 0:
+	case len(msg) == 0:
+		return errors.New("set up the sandbox: its init exited before starting the runtime")
+	case string(msg) != statusReady:
 		return fmt.Errorf("set up the sandbox: %s; set [sandbox] filesystem = \"host\" if the filesystem part cannot work on this machine", strings.TrimSpace(string(msg)))
 	}
 	<-r.joined
