@@ -4,9 +4,10 @@
 // allowed are writable, and cgroup limits on memory and processes; on other
 // systems, a process group and a report saying what is not enforced.
 //
-// The program is started through omnidev's own binary re-executed as the
-// namespaces' first process (Init, reached with InitArg as the first
-// argument). That init mounts the view, drops every capability, starts the
+// The program is started through an init, the namespaces' first process:
+// cmd/omnidev-sandbox when it is installed beside the running binary, else
+// that binary re-executed (both call Init when their first argument is
+// InitArg). The init mounts the view, drops every capability, starts the
 // runtime, reaps orphans and exits with the runtime's status; when it exits
 // the kernel kills whatever else is left in the PID namespace, so nothing a
 // program starts (setsid, detached or double-forked) outlives its run, and
