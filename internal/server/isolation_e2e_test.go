@@ -152,17 +152,22 @@ for (const [name, f] of attempts) { try { f(); console.log("done", name); } catc
 
 	t.Run("setsid and detached children die with the run", func(t *testing.T) {
 		late := filepath.Join(root, "late.txt")
+		stamp := fmt.Sprintf("%09d", time.Now().UnixNano()%1e9)
 		out := s.exec(t, ctx, fmt.Sprintf(`import { spawn, execSync } from "node:child_process";
-execSync("setsid sleep 600.%[1]d >/dev/null 2>&1 < /dev/null &");
+import { readdirSync, readFileSync } from "node:fs";
+execSync("setsid sleep 600.%[1]s >/dev/null 2>&1 < /dev/null &");
 spawn("sh", ["-c", "sleep 1; echo late > %[2]s"], { detached: true, stdio: "ignore" }).unref();
-spawn("sh", ["-c", "(sleep 601.%[1]d &) ; exit 0"], { stdio: "ignore" });
+spawn("sh", ["-c", "(sleep 601.%[1]s &) ; exit 0"], { stdio: "ignore" });
 await new Promise(r => setTimeout(r, 300));
-console.log("leaving");`, time.Now().Unix()%1000, late))
-		if !strings.Contains(out.Stdout, "leaving") {
-			t.Fatalf("the program did not run: %+v", out)
+const sleeps = readdirSync("/proc").filter(p => /^\d+$/.test(p)).filter(p => {
+  try { return readFileSync("/proc/" + p + "/cmdline", "utf8").startsWith("sleep\0" + "60"); } catch { return false; }
+});
+console.log("leaving", sleeps.length, "sleeps running");`, stamp, late))
+		if !strings.Contains(out.Stdout, "leaving 2 sleeps running") {
+			t.Fatalf("the program did not start its two sleeps: %+v", out)
 		}
 		for _, d := range []string{"600", "601"} {
-			if pids := processesRunning("sleep", fmt.Sprintf("%s.%d", d, time.Now().Unix()%1000)); len(pids) > 0 {
+			if pids := processesRunning("sleep", d+"."+stamp); len(pids) > 0 {
 				// The run has returned: no grace period is owed.
 				t.Errorf("sleep %s survived the run: pids %v", d, pids)
 			}
