@@ -54,6 +54,9 @@ type Executor struct {
 	// exec does, never pays for watching a worktree it will not see again.
 	runs    int
 	tracker *tracker
+	// spare is an isolated run started in advance for the next run (see
+	// prepareSpare); nil when there is none.
+	spare *process
 	// noTrackUntil: after the watcher was found unavailable, runs walk
 	// until then.
 	noTrackUntil time.Time
@@ -199,7 +202,7 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		Env:     req.Env,
 		Network: req.Network,
 	}
-	p, err := start(e.iso, prog, req.Isolation, req.MaxOutputBytes)
+	p, spare, err := e.startRun(prog, req)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +225,17 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	e.index = before.index
 	if err := p.run.Ready(); err != nil {
 		p.abort()
-		return nil, err
+		if !spare {
+			return nil, err
+		}
+		// The run prepared in advance died while it waited: start afresh.
+		if p, _, err = e.startRun(prog, req); err != nil {
+			return nil, err
+		}
+		if err := p.run.Ready(); err != nil {
+			p.abort()
+			return nil, err
+		}
 	}
 	t2 := time.Now()
 	p.release()
@@ -255,6 +268,9 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("find what the run changed: %w", err)
 	}
 	e.runs++
+	if req.Isolation != nil {
+		go e.prepareSpare(prog, req.Isolation)
+	}
 	res.setChanges(changes)
 	e.logger.Debug("run finished",
 		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
@@ -266,6 +282,54 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
+// startRun starts prog: in the run prepared in advance when it was set up
+// for the same isolation (spare is then true), else in a new one.
+func (e *Executor) startRun(prog isolate.Program, req Request) (p *process, spare bool, err error) {
+	run, err := e.iso.Prepare(prog, req.Isolation)
+	if err != nil {
+		return nil, false, err
+	}
+	if s := e.spare; s != nil && req.Isolation != nil {
+		e.spare = nil
+		if req.Isolation != nil && s.run.Key() == run.Key() && s.launch(prog, req.MaxOutputBytes) == nil {
+			run.Discard()
+			return s, true, nil
+		}
+		s.abort()
+	}
+	if p, err = spawn(run, prog); err != nil {
+		return nil, false, err
+	}
+	if err := p.launch(prog, req.MaxOutputBytes); err != nil {
+		p.abort()
+		return nil, false, err
+	}
+	return p, false, nil
+}
+
+// prepareSpare starts, while nobody waits, the isolated run the next run
+// will most likely need: its init creates the namespaces, the view and the
+// cgroups, then waits; the next run with the same isolation only has its
+// program launched there. An isolated run costs several milliseconds of
+// process start and setup, which this takes off the call's path.
+func (e *Executor) prepareSpare(prog isolate.Program, policy *isolate.Policy) {
+	e.turn <- struct{}{}
+	defer func() { <-e.turn }()
+	if e.closed || e.spare != nil {
+		return
+	}
+	run, err := e.iso.Prepare(prog, policy)
+	if err != nil {
+		return
+	}
+	p, err := spawn(run, prog)
+	if err != nil {
+		e.logger.Debug("cannot prepare the next run's sandbox", "err", err)
+		return
+	}
+	e.spare = p
+}
+
 // Close stops keeping track of the worktree between runs (it releases the
 // inotify instance and the baseline). It waits for a run in progress.
 // Runs after Close still work, walking the worktree before and after.
@@ -274,6 +338,10 @@ func (e *Executor) Close() error {
 	defer func() { <-e.turn }()
 	e.closed = true
 	e.stopTracking(nil)
+	if e.spare != nil {
+		e.spare.abort()
+		e.spare = nil
+	}
 	return nil
 }
 

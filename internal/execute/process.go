@@ -41,6 +41,7 @@ type process struct {
 	stdout, stderr *capture
 	pipes          [2]*os.File // read ends
 	readers        chan struct{}
+	reading        bool     // the readers were started (launch)
 	gate           *os.File // write end of the program's stdin
 	released       time.Time
 }
@@ -62,24 +63,36 @@ func start(iso *isolate.Isolator, prog isolate.Program, policy *isolate.Policy, 
 	if err != nil {
 		return nil, err
 	}
-	p := &process{
-		run:     run,
-		stdout:  newCapture(maxOutput),
-		stderr:  newCapture(maxOutput),
-		readers: make(chan struct{}, 2),
+	p, err := spawn(run, prog)
+	if err != nil {
+		return nil, err
 	}
+	if err := p.launch(prog, maxOutput); err != nil {
+		p.abort()
+		return nil, err
+	}
+	return p, nil
+}
+
+// spawn starts a prepared run with the pipes of its standard streams. An
+// isolated run's init then sets up and waits for launch; any other run is
+// the program itself, held at the gate.
+func spawn(run *isolate.Run, prog isolate.Program) (*process, error) {
+	p := &process{run: run, readers: make(chan struct{}, 2)}
 	// Our own pipes, not cmd.StdoutPipe: exec.Cmd.Wait would wait for every
 	// holder of the write ends (a grandchild left in the background), while
 	// we want to reap the program, kill its group and then drain.
 	var childEnds [3]*os.File // stdin, stdout, stderr
 	r, w, err := os.Pipe()
 	if err != nil {
+		run.Discard()
 		return nil, fmt.Errorf("create input pipe: %w", err)
 	}
 	p.gate, childEnds[0] = w, r
 	for i := range p.pipes {
 		r, w, err := os.Pipe()
 		if err != nil {
+			run.Discard()
 			p.closePipes(childEnds[:i+1])
 			return nil, fmt.Errorf("create output pipe: %w", err)
 		}
@@ -103,9 +116,19 @@ func start(iso *isolate.Isolator, prog isolate.Program, policy *isolate.Policy, 
 		p.abort()
 		return nil, err
 	}
+	return p, nil
+}
+
+// launch starts prog in a spawned run and reads its output from now on.
+func (p *process) launch(prog isolate.Program, maxOutput int) error {
+	if err := p.run.Launch(prog); err != nil {
+		return err
+	}
+	p.stdout, p.stderr = newCapture(maxOutput), newCapture(maxOutput)
+	p.reading = true
 	go p.read(p.pipes[0], p.stdout)
 	go p.read(p.pipes[1], p.stderr)
-	return p, nil
+	return nil
 }
 
 func (p *process) startCmd(childEnds [3]*os.File) error {
@@ -243,6 +266,10 @@ wait:
 // happens as soon as every process holding a write end is gone; a holder
 // outside the killed group gets pipeDrainTimeout.
 func (p *process) drain() {
+	if !p.reading {
+		p.closePipes(nil)
+		return
+	}
 	timeout := time.After(pipeDrainTimeout)
 	for pending := len(p.pipes); pending > 0; pending-- {
 		select {

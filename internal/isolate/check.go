@@ -85,7 +85,9 @@ func (iso *Isolator) probe(ctx context.Context, prog Program, p *Policy) (Report
 		return Report{}, r.StartError(prog, err)
 	}
 	if err = r.Started(); err == nil {
-		err = r.Ready()
+		if err = r.Launch(prog); err == nil {
+			err = r.Ready()
+		}
 	}
 	if err != nil {
 		r.Kill()

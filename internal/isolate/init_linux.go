@@ -44,7 +44,8 @@ func Init() int {
 		return code
 	}
 	var spec initSpec
-	if err := json.NewDecoder(specF).Decode(&spec); err != nil {
+	dec := json.NewDecoder(specF)
+	if err := dec.Decode(&spec); err != nil {
 		return fail(exitSetup, "read the sandbox spec: %v", err)
 	}
 	if parentGone(specFD) {
@@ -56,15 +57,25 @@ func Init() int {
 	if err := dropPrivileges(); err != nil {
 		return fail(exitSetup, "drop privileges: %v", err)
 	}
+	// Prepared in advance, the init may wait here a long time; the parent
+	// closing the pipe instead means it is not needed.
+	var launch launchSpec
+	if err := dec.Decode(&launch); err != nil {
+		return exitSetup
+	}
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	child, err := os.StartProcess(spec.Path, append([]string{spec.Path}, spec.Args...), &os.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   os.Environ(),
+	env := launch.Env
+	if env == nil {
+		env = []string{}
+	}
+	child, err := os.StartProcess(launch.Path, append([]string{launch.Path}, launch.Args...), &os.ProcAttr{
+		Dir:   launch.Dir,
+		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 	})
 	if err != nil {
-		return fail(exitStart, "start %s: %v", spec.Path, err)
+		return fail(exitStart, "start %s: %v", launch.Path, err)
 	}
 	status.WriteString(statusReady)
 	status.Close()

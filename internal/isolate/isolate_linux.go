@@ -52,13 +52,19 @@ func (iso *Isolator) learn() {
 	})
 }
 
-// initSpec is what the parent tells the init, as JSON on fd 3.
+// initSpec is what the parent tells the init first, as JSON on fd 3: what
+// to set up. The init does so at once, then waits for a launchSpec.
 type initSpec struct {
+	// View is nil with filesystem = "host": only /proc is replaced.
+	View *view `json:"view,omitempty"`
+}
+
+// launchSpec is the second JSON value on fd 3: the program to start.
+type launchSpec struct {
 	Path string   `json:"path"`
 	Args []string `json:"args"`
 	Dir  string   `json:"dir"`
-	// View is nil with filesystem = "host": only /proc is replaced.
-	View *view `json:"view,omitempty"`
+	Env  []string `json:"env"`
 }
 
 // The init's extra descriptors.
@@ -83,6 +89,10 @@ type Run struct {
 	// reason says why a run is not isolated.
 	reason string
 	spec   []byte
+	key    string
+	// inherits: the init was in the run's cgroups before it started the
+	// runtime, which is then in them too.
+	inherits bool
 	// specW is held until Ready: the init reads its hang-up as the
 	// parent's death.
 	specW, statusR *os.File
@@ -103,7 +113,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		return hostRun(prog, "isolation is off"), nil
 	}
 	iso.learn()
-	spec := initSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir}
+	var spec initSpec
 	r := &Run{iso: iso, policy: p, isolated: true}
 	if p.Filesystem {
 		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {
@@ -119,6 +129,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		return nil, fmt.Errorf("encode sandbox spec: %w", err)
 	}
 	r.spec = data
+	// Everything the init sets up before it knows the program: a run
+	// prepared in advance serves a later one with the same key.
+	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", data, prog.Network, p.MemoryBytes, p.Processes)
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox pipe: %w", err)
@@ -135,17 +148,14 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 	if !prog.Network {
 		flags |= syscall.CLONE_NEWNET
 	}
-	env := prog.Env
-	if env == nil {
-		env = []string{}
-	}
 	r.cmd = &exec.Cmd{
 		// Without the helper, /proc/self/exe rather than a path: it still
 		// works when the binary was replaced on disk since the server started.
-		Path:       iso.init,
-		Args:       []string{"omnidev", InitArg},
-		Dir:        "/",
-		Env:        env,
+		Path: iso.init,
+		Args: []string{"omnidev", InitArg},
+		Dir:  "/",
+		// The program's environment comes with the launch spec.
+		Env:        []string{},
 		ExtraFiles: r.childEnds,
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:    true,
@@ -206,6 +216,9 @@ func hostRun(prog Program, reason string) *Run {
 	}
 	return r
 }
+
+// Discard releases a run that was never started.
+func (r *Run) Discard() { r.closeAll() }
 
 // Cmd returns the command to start.
 func (r *Run) Cmd() *exec.Cmd { return r.cmd }
@@ -282,6 +295,31 @@ func (r *Run) Started() error {
 	return nil
 }
 
+// Key names what the init sets up before Launch: two runs with the same
+// key differ only in the program, so a run started in advance can serve.
+func (r *Run) Key() string { return r.key }
+
+// Launch tells the init which program to start. Until then it waits, its
+// namespaces, view and cgroups ready.
+func (r *Run) Launch(prog Program) error {
+	if !r.isolated {
+		return nil
+	}
+	select {
+	case <-r.joined:
+		r.inherits = true
+	default:
+	}
+	data, err := json.Marshal(launchSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir, Env: prog.Env})
+	if err != nil {
+		return fmt.Errorf("encode the program to launch: %w", err)
+	}
+	if _, err := r.specW.Write(data); err != nil {
+		return fmt.Errorf("hand the sandbox its program: %w", err)
+	}
+	return nil
+}
+
 // Ready waits until the init has set the sandbox up and started the
 // runtime, and until both are in the run's cgroups. The runtime is held at
 // its gate meanwhile and starts nothing. An error means the run must be
@@ -303,7 +341,7 @@ func (r *Run) Ready() error {
 		return fmt.Errorf("set up the sandbox: %s; set [sandbox] filesystem = \"host\" if the filesystem part cannot work on this machine", strings.TrimSpace(string(msg)))
 	}
 	<-r.joined
-	if r.cg != nil && len(r.cg.dirs) > 0 {
+	if r.cg != nil && len(r.cg.dirs) > 0 && !r.inherits {
 		// The runtime was started before the init joined, or after: in
 		// the first case it must join by itself.
 		pid := r.cmd.Process.Pid

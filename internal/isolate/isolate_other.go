@@ -60,6 +60,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 	}}, nil
 }
 
+// Discard releases a run that was never started.
+func (r *Run) Discard() {}
+
 // Cmd returns the command to start.
 func (r *Run) Cmd() *exec.Cmd { return r.cmd }
 
@@ -73,6 +76,12 @@ func (r *Run) StartError(prog Program, err error) error {
 
 // Started has nothing to do here.
 func (r *Run) Started() error { return nil }
+
+// Key is empty: nothing is set up in advance here.
+func (r *Run) Key() string { return "" }
+
+// Launch has nothing to do here: the command is the program.
+func (r *Run) Launch(Program) error { return nil }
 
 // Ready has nothing to wait for here.
 func (r *Run) Ready() error { return nil }
