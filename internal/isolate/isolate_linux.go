@@ -401,7 +401,8 @@ func (r *Run) Finish() Report {
 			notices = append(notices, r.policy.ProcessesNotice)
 		}
 		rep.Notice = strings.Join(notices, "\n")
-		r.cg.remove()
+		// Off the run's path: the kernel may take a moment to let go.
+		go r.cg.remove()
 	}
 	return rep
 }
