@@ -368,8 +368,13 @@ await new Promise(() => {});`, marker, startedFile)
 	}()
 	deadline := time.After(20 * time.Second)
 	for {
-		if _, err := os.Stat(startedFile); err == nil {
-			if pids := processesRunning("sleep", marker); len(pids) == 1 {
+		if data, err := os.ReadFile(startedFile); err == nil {
+			if runtime.GOOS != "linux" {
+				// No PID namespace there: the program's pid is the host's.
+				if _, err := fmt.Sscan(string(data), &child); err == nil {
+					return child, errs
+				}
+			} else if pids := processesRunning("sleep", marker); len(pids) == 1 {
 				return pids[0], errs
 			}
 		}
