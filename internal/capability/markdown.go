@@ -86,3 +86,68 @@ func atxHeading(line string) (string, bool) {
 	}
 	return text, true
 }
+
+// maxSummaryChars bounds a summary: hosts show it on one line of a menu.
+const maxSummaryChars = 200
+
+// markdownSummary returns the first sentence of a Markdown document's first
+// paragraph (headings, code blocks, tables, HTML and a frontmatter block are
+// not paragraphs), with Markdown emphasis and code marks removed, else
+// fallback.
+func markdownSummary(doc, fallback string) string {
+	if _, start, err := parseFrontmatter(doc); err == nil {
+		doc = doc[start:]
+	}
+	var para []string
+	var fence string
+	for line := range strings.Lines(doc) {
+		line = strings.TrimRight(line, "\r\n")
+		if fence != "" {
+			if isClosingFence(line, fence) {
+				fence = ""
+			}
+			continue
+		}
+		text := strings.TrimSpace(line)
+		if text == "" {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		if f := openingFence(line); f != "" {
+			if len(para) > 0 {
+				break
+			}
+			fence = f
+			continue
+		}
+		if _, heading := atxHeading(line); heading || strings.HasPrefix(text, "|") || strings.HasPrefix(text, "<") {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		para = append(para, text)
+	}
+	s := firstSentence(strings.Join(para, " "))
+	s = strings.NewReplacer("**", "", "__", "", "`", "").Replace(s)
+	if s == "" {
+		return fallback
+	}
+	if r := []rune(s); len(r) > maxSummaryChars {
+		s = strings.TrimSpace(string(r[:maxSummaryChars-1])) + "…"
+	}
+	return s
+}
+
+// firstSentence returns s up to the first ".", "!" or "?" followed by a
+// space, or all of s.
+func firstSentence(s string) string {
+	for i := 0; i+1 < len(s); i++ {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && s[i+1] == ' ' {
+			return s[:i+1]
+		}
+	}
+	return s
+}
