@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -168,7 +169,7 @@ func (l *capLoader) skill(dir string) (Skill, bool) {
 		Description: desc,
 		Body:        body,
 		Path:        l.rel + "/" + rel,
-		Title:       markdownTitle(body, name),
+		Title:       cmp.Or(strings.TrimSpace(fields["title"]), markdownTitle(body, name)),
 		Text:        text,
 		Arguments:   args,
 	}, true

@@ -128,6 +128,12 @@ func markdownSummary(doc, fallback string) string {
 			}
 			continue
 		}
+		if item, ok := listItem(text); ok {
+			if len(para) > 0 {
+				break
+			}
+			text = item
+		}
 		para = append(para, text)
 	}
 	s := firstSentence(strings.Join(para, " "))
@@ -139,6 +145,18 @@ func markdownSummary(doc, fallback string) string {
 		s = strings.TrimSpace(string(r[:maxSummaryChars-1])) + "…"
 	}
 	return s
+}
+
+// listItem returns the text of a list item line ("- x", "* x", "+ x", "1. x").
+func listItem(line string) (string, bool) {
+	if len(line) > 2 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
+		return strings.TrimSpace(line[2:]), true
+	}
+	digits := len(line) - len(strings.TrimLeft(line, "0123456789"))
+	if digits > 0 && digits < 10 && strings.HasPrefix(line[digits:], ". ") {
+		return strings.TrimSpace(line[digits+2:]), true
+	}
+	return "", false
 }
 
 // firstSentence returns s up to the first ".", "!" or "?" followed by a

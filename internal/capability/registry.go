@@ -91,7 +91,7 @@ type Skill struct {
 	Body string
 	// Path is the file's path relative to Registry.Root, with "/" separators.
 	Path string
-	// Title is the body's first heading, else Name.
+	// Title is the frontmatter's title, else the body's first heading, else Name.
 	Title string
 	// Text is the whole file, frontmatter included.
 	Text string

@@ -56,6 +56,7 @@ func TestCapabilityFiles(t *testing.T) {
 		"tasks/definition.md":        "# Tasks\n\nTrack **tasks** in a file. More here.\n",
 		"tasks/docs/guide/setup.md":  "---\ntitle: x\n---\n# Setup\n\n```sh\n# not a title\n```\n\n| a | b |\n",
 		"tasks/rules/naming.md":      "Name tasks with a verb!  Always.\n",
+		"tasks/rules/order.md":       "# Order\n\n1. First things first\n2. Then the rest.\n",
 		"tasks/skills/plan/SKILL.md": "---\nname: plan-work\ndescription: Plan work\n---\n# Plan\n",
 		"tasks/types.d.ts":           "export function add(t: string): void;\n",
 	}), nil)
@@ -64,6 +65,7 @@ func TestCapabilityFiles(t *testing.T) {
 		{Rel: "definition.md", Title: "Tasks", Description: "Track tasks in a file.", Text: "# Tasks\n\nTrack **tasks** in a file. More here.\n"},
 		{Rel: "docs/guide/setup.md", Title: "Setup", Description: "Setup", Text: "---\ntitle: x\n---\n# Setup\n\n```sh\n# not a title\n```\n\n| a | b |\n"},
 		{Rel: "rules/naming.md", Title: "naming", Description: "Name tasks with a verb!", Text: "Name tasks with a verb!  Always.\n"},
+		{Rel: "rules/order.md", Title: "Order", Description: "First things first", Text: "# Order\n\n1. First things first\n2. Then the rest.\n"},
 		{Rel: "skills/plan/SKILL.md", Title: "Plan", Description: "Plan work", Text: "---\nname: plan-work\ndescription: Plan work\n---\n# Plan\n"},
 		{Rel: "types.d.ts", Title: "todo type definitions", Description: `The TypeScript declarations of the "todo" module: what a program can import from it.`, Text: "export function add(t: string): void;\n"},
 	}
