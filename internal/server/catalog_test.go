@@ -315,3 +315,37 @@ func testCatalogReload(t *testing.T, protocolVersion string) {
 	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "omni://tasks/skills/triage/SKILL.md"})
 	wantRPCError(t, err, "is not a file")
 }
+
+// TestReadmeCatalog checks that the README names exactly the prompts (as
+// Claude Code's slash commands) and resources generated for this
+// repository's own omni/.
+func TestReadmeCatalog(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, "", nil)
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range prompts.Prompts {
+		if cmd := "/mcp__omnidev__" + p.Name; !strings.Contains(string(readme), cmd) {
+			t.Errorf("README does not show the slash command %s", cmd)
+		}
+	}
+	resources, err := cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resources.Resources {
+		if !strings.Contains(string(readme), "`"+r.URI+"`") {
+			t.Errorf("README does not list the resource %s", r.URI)
+		}
+	}
+	for _, tmpl := range resourceTemplates {
+		if !strings.Contains(string(readme), "`"+tmpl.URITemplate+"`") {
+			t.Errorf("README does not list the resource template %s", tmpl.URITemplate)
+		}
+	}
+}
