@@ -90,6 +90,10 @@ func atxHeading(line string) (string, bool) {
 // maxSummaryChars bounds a summary: hosts show it on one line of a menu.
 const maxSummaryChars = 200
 
+// unmark removes Markdown's emphasis and code marks. A Replacer is safe for
+// concurrent use and never changes once built.
+var unmark = strings.NewReplacer("**", "", "__", "", "`", "")
+
 // markdownSummary returns the first sentence of a Markdown document's first
 // paragraph (headings, code blocks, tables, HTML and a frontmatter block are
 // not paragraphs), with Markdown emphasis and code marks removed, else
@@ -137,12 +141,14 @@ func markdownSummary(doc, fallback string) string {
 		para = append(para, text)
 	}
 	s := firstSentence(strings.Join(para, " "))
-	s = strings.NewReplacer("**", "", "__", "", "`", "").Replace(s)
+	s = unmark.Replace(s)
 	if s == "" {
 		return fallback
 	}
-	if r := []rune(s); len(r) > maxSummaryChars {
-		s = strings.TrimSpace(string(r[:maxSummaryChars-1])) + "…"
+	if len(s) > maxSummaryChars {
+		if r := []rune(s); len(r) > maxSummaryChars {
+			s = strings.TrimSpace(string(r[:maxSummaryChars-1])) + "…"
+		}
 	}
 	return s
 }

@@ -107,7 +107,7 @@ func (c *catalog) sync(reg *capability.Registry) {
 		c.srv.RemoveResources(removed...)
 	}
 	for uri, r := range next.resources {
-		if o := old.resources[uri]; o == nil || !reflect.DeepEqual(o.resource, r.resource) {
+		if o := old.resources[uri]; o == nil || !sameResource(o.resource, r.resource) {
 			c.srv.AddResource(r.resource, c.readResource)
 		}
 	}
@@ -120,6 +120,12 @@ func (c *catalog) sync(reg *capability.Registry) {
 	}
 	c.logger.Debug("catalog synced", "prompts", len(next.prompts), "resources", len(next.resources),
 		"prompts_removed", len(gone), "resources_removed", len(removed), "resources_updated", len(updated))
+}
+
+// sameResource compares the fields newResourceEntry sets.
+func sameResource(a, b *mcp.Resource) bool {
+	return a.URI == b.URI && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
+		a.MIMEType == b.MIMEType && a.Size == b.Size
 }
 
 func newCatalogState(reg *capability.Registry, logger *slog.Logger) *catalogState {
