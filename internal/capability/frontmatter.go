@@ -394,7 +394,7 @@ func listItems(b block) ([]block, error) {
 		lineNo := b.lineNo + i
 		switch {
 		case ind == indent && rest[0] == '#':
-		case ind < indent || ind == indent && rest != "-" && !strings.HasPrefix(rest, "- "):
+		case ind < indent || ind == indent && rest != "-" && !strings.HasPrefix(rest, "- ") || ind > indent && len(items) == 0:
 			return nil, fmt.Errorf(`frontmatter line %d: expected a list item such as "- name: file"`, lineNo)
 		case ind == indent:
 			content := strings.TrimLeft(rest[1:], " ")

@@ -119,3 +119,38 @@ func TestSkillExpand(t *testing.T) {
 		t.Errorf("Expand of a skill without arguments = %v; want an error saying it takes none", err)
 	}
 }
+
+// FuzzSkillArguments checks that no frontmatter makes the arguments parser
+// panic, and that what it accepts is valid: named, each name once.
+func FuzzSkillArguments(f *testing.F) {
+	for _, seed := range []string{
+		"---\narguments:\n  - name: a\n    required: true\n    values: [x, 'y z']\n  - name: b\n    values:\n      - c\n---\n",
+		"---\narguments:\n  -\n    name: a\n  # c\n  - name: b\n---\n",
+		"---\narguments: []\n---\n",
+		"---\narguments:\n  - name: a\n    values: [\"x\\\"\", y\n---\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fm, _, err := parseFrontmatter(string(data))
+		if err != nil {
+			return
+		}
+		args, err := skillArguments(fm)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, a := range args {
+			if !validArgumentName(a.Name) || seen[a.Name] {
+				t.Fatalf("accepted argument %+v (seen before: %v)", a, seen[a.Name])
+			}
+			seen[a.Name] = true
+			for _, v := range a.Values {
+				if v == "" {
+					t.Fatalf("accepted an empty value in %+v", a)
+				}
+			}
+		}
+	})
+}
