@@ -147,11 +147,6 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	if r.Timeout > 0 && r.Timeout < timeout {
 		timeout = r.Timeout
 	}
-	unlock, err := lockRuns(ctx, e.root)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Sandbox:        snap.sandbox,

@@ -21,7 +21,7 @@ import (
 // resources/templates/list of this repository's omni/.
 // Rewrite with: go test ./internal/server -run TestCatalogGolden -update
 func TestCatalogGolden(t *testing.T) {
-	_, cs := connect(t, "", nil)
+	cs, _, _, _ := newTestServer(t, nil)
 	ctx := t.Context()
 	prompts, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
@@ -67,7 +67,7 @@ func wantRPCError(t *testing.T, err error, want ...string) {
 }
 
 func TestGetPrompt(t *testing.T) {
-	_, cs := connect(t, "", nil)
+	cs, _, _, _ := newTestServer(t, nil)
 	tests := []struct {
 		name    string
 		prompt  string
@@ -128,15 +128,14 @@ func TestGetPrompt(t *testing.T) {
 }
 
 func TestReadResource(t *testing.T) {
-	root := testrepo.CopyOmni(t)
 	// A doc of a capability that is not enabled, and a file next to the
 	// capabilities: neither may ever be read.
-	testrepo.WriteFiles(t, root, map[string]string{
+	cs, _, eng, _ := newTestServer(t, map[string]string{
 		"omni/capabilities/secret/capability.toml": "[capability]\nid = \"secret\"\n",
 		"omni/capabilities/secret/definition.md":   "# Secret\n",
 		"omni/capabilities/notes.md":               "# Notes\n",
 	})
-	_, cs := connect(t, root, nil)
+	root := eng.Root()
 	ctx := t.Context()
 
 	list, err := cs.ListResources(ctx, nil)
@@ -182,7 +181,7 @@ func TestReadResource(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
-	_, cs := connect(t, "", nil)
+	cs, _, _, _ := newTestServer(t, nil)
 	tests := []struct {
 		name    string
 		ref     *mcp.CompleteReference
@@ -237,10 +236,11 @@ func TestCatalogReload(t *testing.T) {
 }
 
 func testCatalogReload(t *testing.T, protocolVersion string) {
-	root := testrepo.CopyOmni(t)
+	_, srv, eng, _ := newTestServer(t, nil)
+	root := eng.Root()
 	promptsChanged, resourcesChanged := make(chan struct{}, 8), make(chan struct{}, 8)
 	updated := make(chan string, 8)
-	eng, cs := connectVersion(t, root, &mcp.ClientOptions{
+	cs := connectWith(t, srv, &mcp.ClientOptions{
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { promptsChanged <- struct{}{} },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resourcesChanged <- struct{}{} },
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
@@ -324,7 +324,7 @@ func TestReadmeCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cs := connect(t, "", nil)
+	cs, _, _, _ := newTestServer(t, nil)
 	prompts, err := cs.ListPrompts(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
