@@ -646,6 +646,11 @@ func TestRunRuntimes(t *testing.T) {
 			if res.ExitCode != 4 || res.Stdout != "got 4\n" {
 				t.Errorf("import and return: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 			}
+			testrepo.WriteFiles(t, root, map[string]string{"src/util.ts": "export const three: number = 3;\n"})
+			res = run("import { three } from \"./src/util.ts\";\nconsole.log(three);\n")
+			if res.ExitCode != 0 || res.Stdout != "3\n" {
+				t.Errorf("relative import from the root: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
 			res = run("export function main() { throw new Error(\"boom\"); }\n")
 			if res.ExitCode != 1 || !strings.Contains(res.Stderr, "Error: boom") || !strings.Contains(res.Stderr, "main.ts") {
 				t.Errorf("throw: exit %d, stderr %q", res.ExitCode, res.Stderr)
