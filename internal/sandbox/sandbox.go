@@ -75,11 +75,15 @@ if (typeof Bun !== "undefined") {
     },
   });
 } else if (typeof (globalThis as any).Deno === "undefined" && typeof register === "function") {
-  // Node (tsx): a resolve hook, which runs before tsx's own.
+  // Node (tsx): a resolve hook, which runs before tsx's own. A TypeScript
+  // file outside any package with "type": "module" would be loaded as
+  // CommonJS, where tsx exposes no named exports to an import: it is
+  // loaded as the ES module it is written as.
   const hook = "const main = " + JSON.stringify(mainURL) + ", root = " + JSON.stringify(rootURL) + ";\n" +
     "export async function resolve(spec, ctx, next) {\n" +
-    "  if (ctx.parentURL === main && " + relative + ".test(spec)) return next(new URL(spec, root).href, ctx);\n" +
-    "  return next(spec, ctx);\n" +
+    "  if (ctx.parentURL !== main || !" + relative + ".test(spec)) return next(spec, ctx);\n" +
+    "  const r = await next(new URL(spec, root).href, ctx);\n" +
+    "  return /\\.tsx?$/.test(new URL(r.url).pathname) ? { ...r, format: \"module\" } : r;\n" +
     "}\n";
   register("data:text/javascript," + encodeURIComponent(hook));
 }
