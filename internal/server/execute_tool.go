@@ -56,6 +56,7 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 				return nil, fmt.Errorf("%w: timeout_ms must be a positive number of milliseconds, got %d", execute.ErrInvalidTimeout, *p.TimeoutMS)
 			}
 			r.Timeout = time.Duration(*p.TimeoutMS) * time.Millisecond
+			r.TimeoutArg = "timeout_ms"
 		}
 		if token := req.Params.GetProgressToken(); token != nil {
 			r.Progress = progressReporter(ctx, req.Session, token)

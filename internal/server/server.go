@@ -30,10 +30,13 @@ func New(e *engine.Engine, version string, logger *slog.Logger) (*mcp.Server, er
 
 // newServer is New with the HTTP request tracker of the HTTP transport.
 func newServer(e *engine.Engine, version string, logger *slog.Logger, requests *httpRequests) (*mcp.Server, error) {
+	onInitialized, noticeOnSetLevel := runtimeNotice(e)
 	s := mcp.NewServer(&mcp.Implementation{Name: "omnidev", Title: "omnidev", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       sdkLogger(logger),
+		Instructions:       instructions,
+		Logger:             sdkLogger(logger),
+		InitializedHandler: onInitialized,
 	})
+	s.AddReceivingMiddleware(noticeOnSetLevel)
 	if err := addQueryTool(s, e); err != nil {
 		return nil, err
 	}
