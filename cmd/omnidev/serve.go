@@ -45,7 +45,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		*token = env.getenv("OMNIDEV_TOKEN")
 	}
 	return server.Serve(ctx, server.ServeOptions{
-		Root: root, Version: version, Environ: env.environ, Logger: logger,
+		Root: root, Version: versionString(), Environ: env.environ, Logger: logger,
 		HTTPAddr: *httpAddr, Token: *token,
 	})
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,9 @@ func TestEndToEndNewcomer(t *testing.T) {
 	writeFile(t, root, "src/format.ts", "export const format = (s: string): string => `<${s}>`;\n")
 	s := startServer(t, root, "VAULT_TOKEN=hunter2-very-secret", "GH_TOKEN=")
 	ctx := t.Context()
+	if out, err := exec.Command(binary, "version").Output(); err != nil || string(out) != "omnidev "+s.session.InitializeResult().ServerInfo.Version+"\n" {
+		t.Errorf("serverInfo.version %q, `omnidev version` %q (%v): want the same", s.session.InitializeResult().ServerInfo.Version, out, err)
+	}
 	const ghError = "required environment variable GH_TOKEN is not set; set it in the environment or in .omni/.env"
 
 	t.Run("summary", func(t *testing.T) {
