@@ -14,7 +14,7 @@ import (
 )
 
 type executeParams struct {
-	Code      string `json:"code" jsonschema:"A complete TypeScript program. Import capability modules by name (import { x } from \"<module>\"). Export an async main() returning an exit code, or write top-level code. It runs from the repository root."`
+	Code      string `json:"code" jsonschema:"A complete TypeScript program. Import capability modules by name (import { x } from \"<module>\"). Export an async main() returning an exit code, or write top-level code. It runs from the repository root, and relative imports (./src/util.ts) resolve from there."`
 	TimeoutMS *int64 `json:"timeout_ms,omitempty" jsonschema:"Stop the program after this many milliseconds. The configured timeout (30 s by default) is the most a call can get."`
 }
 
@@ -33,7 +33,10 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 		Description: "Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. " +
 			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: " +
 			"changed_files, diff_stat {files, insertions, deletions} and per-file changes. A program that fails is a normal result " +
-			"with a non-zero exit_code; read stderr and try again.",
+			"with a non-zero exit_code; read stderr and try again. " +
+			"It runs with Bun unless the repository's [sandbox] runtime names Deno or Node (tsx), from the repository root: " +
+			"relative imports such as ./src/util.ts resolve from the root (name the file's extension). " +
+			"It has network access unless [sandbox] network = false.",
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{
