@@ -239,6 +239,9 @@ func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time, 
 	for _, p := range reg.Problems {
 		e.logger.Warn("capability problem", "problem", p.String())
 	}
+	for _, w := range reg.Warnings {
+		e.logger.Info("capability warning", "warning", w.String())
+	}
 }
 
 // CancelRuns kills the programs running and makes queued and later
