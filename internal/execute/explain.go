@@ -2,6 +2,7 @@ package execute
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,6 +35,7 @@ func explain(res *Result, req Request, root string) {
 			seconds(time.Duration(res.DurationMS)*time.Millisecond)))
 	}
 	notes = append(notes, missingModuleNotes(res.Stderr, req.Sandbox.Modules(), req.Sandbox.MainPath(), root)...)
+	notes = append(notes, unavailableNotes(res.Stderr, req.Sandbox.Unavailable())...)
 	if len(notes) == 0 {
 		return
 	}
@@ -162,6 +164,23 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// unavailableNotes repeats why a module cannot run when stderr names it
+// without saying why: Node and Deno check a named import against the
+// module's exports before running it, so the stub's own error never shows.
+func unavailableNotes(stderr string, unavailable map[string]string) []string {
+	var notes []string
+	for _, module := range slices.Sorted(maps.Keys(unavailable)) {
+		msg := unavailable[module]
+		if strings.Contains(stderr, msg) {
+			continue
+		}
+		if strings.Contains(stderr, "'"+module+"'") || strings.Contains(stderr, `"`+module+`"`) {
+			notes = append(notes, msg)
+		}
+	}
+	return notes
 }
 
 // redact replaces every value of secrets in the run's output with

@@ -213,6 +213,18 @@ func (s *Sandbox) MainPath() string { return filepath.Join(s.dir, MainFile) }
 // RunnerPath returns the absolute path of runner.ts, the file a runtime runs.
 func (s *Sandbox) RunnerPath() string { return filepath.Join(s.dir, RunnerFile) }
 
+// Unavailable returns, by module name, why the modules of capabilities
+// that cannot run fail to import.
+func (s *Sandbox) Unavailable() map[string]string {
+	out := make(map[string]string)
+	for _, m := range s.modules {
+		if m.unavailable != "" {
+			out[m.name] = m.unavailable
+		}
+	}
+	return out
+}
+
 // ImportMapPath returns the absolute path of import_map.json (for Deno).
 func (s *Sandbox) ImportMapPath() string { return filepath.Join(s.dir, ImportMapFile) }
 
