@@ -176,9 +176,11 @@ func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	return engine.Open(ctx, root, engine.Options{Environ: env.environ})
 }
 
-// printJSON prints v as the tools' JSON, indented for people.
+// printJSON prints v as the tools' JSON, indented for people, with <, >
+// and & as written (type definitions hold them; nobody embeds this in HTML).
 func (env *cliEnv) printJSON(v any) error {
 	enc := json.NewEncoder(env.stdout)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -152,11 +152,6 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 			source = "the " + r.TimeoutArg + " argument"
 		}
 	}
-	unlock, err := lockRuns(ctx, e.root)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Sandbox:        snap.sandbox,

@@ -53,7 +53,7 @@ func TestWatchOmniDevLayout(t *testing.T) {
 	if got := e.Registry().Layout.Config; got != "omni.toml" {
 		t.Fatalf("Layout.Config = %q", got)
 	}
-	w, err := e.Watch(t.Context(), nil)
+	w, err := e.Watch(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,33 +7,15 @@ import (
 	"time"
 )
 
-// waitLog waits for a log notification containing every one of want.
-func (s *server) waitLog(t *testing.T, want ...string) {
-	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case msg := <-s.logs:
-			ok := true
-			for _, w := range want {
-				ok = ok && strings.Contains(msg, w)
-			}
-			if ok {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no log message with %q", want)
-		}
-	}
-}
-
 // TestEndToEndRuntimeMissing serves a repository where Bun is not on PATH:
-// the server says so in its log and to the client, and omni_execute's
-// error gives the same sentence.
+// the server says so in its log and in the instructions a client gets on
+// connecting, and omni_execute's error gives the same sentence.
 func TestEndToEndRuntimeMissing(t *testing.T) {
 	s := startServer(t, fixtureRepo(t), "PATH="+t.TempDir())
 	const sentence = "bun not found on PATH; install it with `npm install -g bun`"
-	s.waitLog(t, "omni_execute cannot run programs", sentence)
+	if instr := s.session.InitializeResult().Instructions; !strings.Contains(instr, "omni_execute cannot run programs on this machine: ") || !strings.Contains(instr, sentence) {
+		t.Errorf("instructions do not name the missing runtime:\n%s", instr)
+	}
 	waitFor(t, "the warning in the server's log", 5*time.Second, func() bool { return strings.Contains(s.stderr.String(), sentence) })
 	s.wantToolError(t, t.Context(), "omni_execute", map[string]any{"code": "console.log(1)"}, sentence)
 }
@@ -57,6 +39,9 @@ func TestEndToEndNewcomer(t *testing.T) {
 	ctx := t.Context()
 	if out, err := exec.Command(binary, "version").Output(); err != nil || string(out) != "omnidev "+s.session.InitializeResult().ServerInfo.Version+"\n" {
 		t.Errorf("serverInfo.version %q, `omnidev version` %q (%v): want the same", s.session.InitializeResult().ServerInfo.Version, out, err)
+	}
+	if strings.Contains(s.session.InitializeResult().Instructions, "cannot run programs") {
+		t.Errorf("instructions warn of a missing runtime with Bun installed")
 	}
 	const ghError = "required environment variable GH_TOKEN is not set; set it in the environment or in .omni/.env"
 
