@@ -26,7 +26,7 @@ func TestEndToEndRuntimeMissing(t *testing.T) {
 // timeout; a printed secret.
 func TestEndToEndNewcomer(t *testing.T) {
 	root := fixtureRepo(t)
-	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"repo\", \"tasks\", \"vault\", \"gh\", \"untyped\"]\n")
+	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"repo\", \"tasks\", \"vault\", \"gh\", \"untyped\"]\ndisabel = [\"tasks\"]\n")
 	writeFile(t, root, "omni/capabilities/vault/capability.toml", "[capability]\nid = \"vault\"\n[env]\nVAULT_TOKEN = { required = true, secret = true }\n")
 	writeFile(t, root, "omni/capabilities/vault/index.ts", "export const token = () => process.env.VAULT_TOKEN;\n")
 	writeFile(t, root, "omni/capabilities/vault/types.d.ts", "export function token(): string;\n")
@@ -42,6 +42,9 @@ func TestEndToEndNewcomer(t *testing.T) {
 	}
 	if strings.Contains(s.session.InitializeResult().Instructions, "cannot run programs") {
 		t.Errorf("instructions warn of a missing runtime with Bun installed")
+	}
+	if want := "omni/config.toml:3: unknown key capabilities.disabel is ignored"; !strings.Contains(s.stderr.String(), want) {
+		t.Errorf("the server's log lacks %q", want)
 	}
 	const ghError = "required environment variable GH_TOKEN is not set; set it in the environment or in .omni/.env"
 
