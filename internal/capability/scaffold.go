@@ -29,6 +29,14 @@ func Init(root, project string) ([]string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("init: %w", err)
 	}
+	// An omni/config.toml would take precedence over OmniDev's config,
+	// which omnidev reads as it is.
+	for _, l := range layouts[1:] {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(l.Config))); err == nil {
+			return nil, fmt.Errorf("%s holds OmniDev's %s, which omnidev reads as it is: run `omnidev doctor`; nothing was changed (an omni/ folder would take its place)",
+				root, l.Config)
+		}
+	}
 	tmp, err := os.MkdirTemp(root, ".omni-init-*")
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)

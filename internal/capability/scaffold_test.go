@@ -127,3 +127,21 @@ func TestFindRoot(t *testing.T) {
 		}
 	})
 }
+
+// TestInitKeepsOmniDevConfig checks that init refuses a repository that
+// OmniDev already configures: omni/ would take precedence over its config.
+func TestInitKeepsOmniDevConfig(t *testing.T) {
+	for _, config := range []string{"omni.toml", ".omni/config.toml"} {
+		t.Run(config, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{config: "[profiles.default]\ncapabilities = []\n"})
+			_, err := Init(root, "x")
+			if err == nil || !strings.Contains(err.Error(), "OmniDev's "+config) || !strings.Contains(err.Error(), "omnidev doctor") {
+				t.Errorf("Init: %v; want a refusal naming %s and doctor", err, config)
+			}
+			if _, err := os.Stat(filepath.Join(root, "omni")); err == nil {
+				t.Error("omni/ was created")
+			}
+		})
+	}
+}
