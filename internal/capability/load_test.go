@@ -286,13 +286,13 @@ func TestLoadCapabilityLeftOut(t *testing.T) {
 		{
 			name: "a module taken by a capability left out is free",
 			caps: map[string]string{
-				"alpha/capability.toml": manifest("alpha", "[exports]", `module = "beta"`, "[env]", "X = { required = true }"),
+				"alpha/capability.toml": manifest("alpha", "[exports]", `module = "beta"`, "[exports]"),
 				"beta/capability.toml":  manifest("beta"),
 			},
 			enable:  []string{"alpha", "beta"},
 			wantIDs: []string{"beta"},
 			path:    capabilitiesDir + "/alpha/" + manifestFile,
-			msg:     "required environment variable X",
+			msg:     "invalid TOML",
 		},
 	}
 	for _, tt := range tests {
@@ -323,7 +323,6 @@ id = "tasks"
 name = "Tasks"
 version = "0.1.0"
 description = "Track tasks"
-unknown = "tolerated"
 
 [exports]
 module = "todo"

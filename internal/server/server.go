@@ -37,7 +37,7 @@ func New(e *engine.Engine, version string, logger *slog.Logger) (*mcp.Server, er
 func newServer(e *engine.Engine, version string, logger *slog.Logger, requests *httpRequests) (*mcp.Server, error) {
 	cat := newCatalog(e.Logger())
 	s := mcp.NewServer(&mcp.Implementation{Name: "omnidev", Title: "omnidev", Version: version}, &mcp.ServerOptions{
-		Instructions:       instructions,
+		Instructions:       instructions + runtimeNotice(e),
 		Logger:             sdkLogger(logger),
 		Capabilities:       serverCapabilities(),
 		CompletionHandler:  cat.complete,
@@ -114,6 +114,18 @@ func recoverPanics(logger *slog.Logger) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// runtimeNotice is added to the instructions a client gets when it
+// connects while programs cannot run (the runtime is missing), with the
+// sentence omni_execute's tool error gives. The instructions, not a log
+// message: go-sdk deprecates MCP logging, and only a client that asked for
+// logs would see one.
+func runtimeNotice(e *engine.Engine) string {
+	if err := e.RuntimeError(); err != nil {
+		return "\n\nNote: omni_execute cannot run programs on this machine: " + err.Error() + ". Tell the user; omni_query still works."
+	}
+	return ""
 }
 
 func boolPtr(b bool) *bool { return &b }
