@@ -12,8 +12,9 @@ import (
 	"github.com/omnidev/omnidev/internal/isolate"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; when it
+// is not, versionString reads the build info.
+var version = ""
 
 func main() {
 	if isolate.IsInit(os.Args) {
