@@ -29,10 +29,10 @@ type bind struct {
 
 // Paths inside a repository that a program must not change: what git runs
 // later (.git), omnidev's settings, runner and generated files (.omni), and
-// the committed config. .omni/state, where capabilities keep their data,
-// stays writable.
+// the committed config (omni/config.toml, or omni.toml in OmniDev's
+// layout). .omni/state, where capabilities keep their data, stays writable.
 var (
-	readOnlyInRoot = []string{".git", ".omni", "omni/config.toml"}
+	readOnlyInRoot = []string{".git", ".omni", "omni/config.toml", "omni.toml"}
 	writableInRoot = []string{".omni/state"}
 )
 

@@ -31,7 +31,7 @@ func TestPlanView(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "home", "repo")
 	home := filepath.Join(base, "home")
-	mkdirs(t, root, ".git/hooks", ".omni/state", "omni/config.toml", "out")
+	mkdirs(t, root, ".git/hooks", ".omni/state", "omni/config.toml", "omni.toml", "out")
 	mkdirs(t, base, "home/.cache/ms-playwright", "tmpdir")
 	env := []string{"HOME=" + home, "TMPDIR=" + filepath.Join(base, "tmpdir")}
 	tests := []struct {
@@ -51,6 +51,7 @@ func TestPlanView(t *testing.T) {
 				{Path: filepath.Join(root, ".git")},
 				{Path: filepath.Join(root, ".omni")},
 				{Path: filepath.Join(root, "omni/config.toml")},
+				{Path: filepath.Join(root, "omni.toml")},
 				{Path: filepath.Join(root, ".omni/state"), Writable: true},
 			},
 		},
@@ -65,6 +66,7 @@ func TestPlanView(t *testing.T) {
 				{Path: filepath.Join(root, ".git")},
 				{Path: filepath.Join(root, ".omni")},
 				{Path: filepath.Join(root, "omni/config.toml")},
+				{Path: filepath.Join(root, "omni.toml")},
 				{Path: filepath.Join(root, ".omni/state"), Writable: true},
 				{Path: filepath.Join(root, "out"), Writable: true},
 				{Path: filepath.Join(home, ".cache/ms-playwright")},
