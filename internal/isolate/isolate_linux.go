@@ -79,8 +79,9 @@ const (
 const statusReady = "ready"
 
 // Run is one program being started or run. Its methods are called by one
-// goroutine, in order: Prepare, the caller's cmd.Start, Started, Ready,
-// Signal and Kill any number of times, Finish.
+// goroutine at a time, in order: Prepare, the caller's cmd.Start, Started,
+// Launch (at once, or later for a run prepared in advance), Ready, Signal
+// and Kill any number of times, Finish. Discard instead of starting.
 type Run struct {
 	iso      *Isolator
 	cmd      *exec.Cmd
