@@ -15,7 +15,6 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	lev "github.com/blevesearch/vellum/levenshtein"
 
 	"github.com/omnidev/omnidev/internal/capability"
 )
@@ -46,10 +45,6 @@ type Index struct {
 	bleve    bleve.Index
 	analyzer analysis.Analyzer
 	lock     *os.File
-	// levenshtein builds the automata of typo searches, at distance 1 and 2.
-	// Its tables take 0.1 and 4 ms to compute: once per Index, when first
-	// needed.
-	levenshtein [2]func() (*lev.LevenshteinAutomatonBuilder, error)
 
 	// mu serializes Open's loading, Update and Close, the writers of the
 	// index, and guards hashes and stats.
@@ -137,14 +132,6 @@ func Open(ctx context.Context, dir string, reg *capability.Registry, logger *slo
 	}
 
 	x := &Index{dir: dir, logger: logger, lock: lock}
-	for i := range x.levenshtein {
-		distance := uint8(i + 1)
-		x.levenshtein[i] = sync.OnceValues(func() (*lev.LevenshteinAutomatonBuilder, error) {
-			// Transpositions count as one edit: "serach" is one typo away
-			// from "search", not two.
-			return lev.NewLevenshteinAutomatonBuilder(distance, true)
-		})
-	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	stats, err := x.load(ctx, reg)
@@ -152,8 +139,8 @@ func Open(ctx context.Context, dir string, reg *capability.Registry, logger *slo
 	if err == nil {
 		// The mapping is ours (created, or verified equal to ours), which
 		// always has it.
-		if x.analyzer = x.bleve.Mapping().AnalyzerNamed(analyzerName); x.analyzer == nil {
-			err = fmt.Errorf("open query index: no analyzer %q", analyzerName)
+		if x.analyzer = x.bleve.Mapping().AnalyzerNamed(wordsAnalyzer); x.analyzer == nil {
+			err = fmt.Errorf("open query index: no analyzer %q", wordsAnalyzer)
 		}
 	}
 	if err != nil {

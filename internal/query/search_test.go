@@ -1,6 +1,7 @@
 package query
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func TestSearchResultFields(t *testing.T) {
 	}
 	got := res.Results[0]
 	got.Score = 0
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("first hit = %+v, want %+v", got, want)
 	}
 
