@@ -87,8 +87,8 @@ func (identifierParts) Filter(in analysis.TokenStream) analysis.TokenStream {
 		out = append(out, t)
 		for _, p := range parts {
 			out = append(out, &analysis.Token{
-				Start:    t.Start + p[0],
-				End:      t.Start + p[1],
+				Start: t.Start + p[0],
+				End:   t.Start + p[1],
 				// A copy: the filters after this one may change terms in place.
 				Term:     append([]byte(nil), t.Term[p[0]:p[1]]...),
 				Position: t.Position,

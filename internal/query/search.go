@@ -292,6 +292,7 @@ func roundScore(s float64) float64 {
 	scale := math.Pow(10, scoreDigits-1-math.Floor(math.Log10(math.Abs(s))))
 	return math.Round(s*scale) / scale
 }
+
 // storedString returns a stored field of h.
 func storedString(h *search.DocumentMatch, field string) string {
 	s, _ := h.Fields[field].(string)
