@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -54,9 +55,13 @@ const (
 	fuzzyBoost = 0.5
 	// minFuzzyLen and maxFuzzyLen bound the words searched with typos: a
 	// typo of a short word is another word, and an automaton grows with
-	// its word (vellum refuses one past 10,000 states).
+	// its word (vellum refuses one past 10,000 states). Names are not
+	// searched with typos: their words stand in titles and bodies too.
 	minFuzzyLen = 4
 	maxFuzzyLen = 32
+	// maxTypoWords bounds how many unknown words of one query are searched
+	// with typos, so that a query of gibberish stays fast.
+	maxTypoWords = 4
 	// phraseBoost rewards documents whose title or description holds the
 	// query's words in the query's order, when it was not quoted.
 	phraseBoost = 2
@@ -74,6 +79,9 @@ const (
 type word struct {
 	raw  string // as typed, lower-cased: "tracking"
 	stem string // its stem: "track"
+	// prefix and typo widen the word to the longer words it starts and to
+	// the words within one typo of it.
+	prefix, typo bool
 }
 
 // group is the word at one position of a query, with its parts when it is
@@ -90,6 +98,25 @@ type plan struct {
 	// written and their stems. A hit's other matched terms came from a
 	// typo or a prefix.
 	literal map[string]bool
+	// located holds, per field of matchFields, every term the query may
+	// have matched there: the terms whose locations are read for the
+	// returned hits. Nil when the query widens words with bleve's own
+	// prefix and fuzzy queries, whose terms are known only to bleve.
+	located map[string][]string
+}
+
+// dictionary is what a query's words are looked up in: the term
+// dictionaries of one reader of the index (see expander). With none, words
+// are widened by bleve's own prefix and fuzzy queries.
+type dictionary interface {
+	// known reports whether some field holds term.
+	known(term string) bool
+	// extensions returns the terms of field that start with prefix and are
+	// longer, in byte order.
+	extensions(field, prefix string) []string
+	// typos returns the terms of field within one typo of term, nearest
+	// first.
+	typos(field, term string) []string
 }
 
 // compile turns text into a plan, or nil when text holds nothing to search
@@ -97,13 +124,16 @@ type plan struct {
 // contain; an unbalanced quote is ignored. Everything else is plain words:
 // no character has a special meaning, so "+", "field:", "*", "~", "^" or
 // "\" cannot make a query fail.
-func (x *Index) compile(text string, kinds []string, known func(term string) bool) *plan {
+func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 	// Unicode word breaking keeps letters on both sides of a colon together,
 	// so "kind:skill" or a source tag such as "skill:tasks/triage" would be
 	// one word that no document holds.
 	text = strings.ReplaceAll(text, ":", " ")
 	phrases, free := splitPhrases(text)
-	p := &plan{literal: make(map[string]bool)}
+	c := &compiler{dict: dict, plan: plan{literal: make(map[string]bool)}}
+	if !x.bleveExpansion {
+		c.located = make(map[string][]string)
+	}
 
 	var must []query.Query
 	for _, ph := range phrases {
@@ -111,25 +141,36 @@ func (x *Index) compile(text string, kinds []string, known func(term string) boo
 		if len(groups) == 0 {
 			continue
 		}
-		p.addLiterals(groups)
+		c.addLiterals(groups)
 		must = append(must, phraseIn(ph, 1, fieldTitle, fieldDescription, fieldBody))
 	}
 
 	groups := x.groups(free)
-	p.addLiterals(groups)
+	c.addLiterals(groups)
 	var should []query.Query
-	for i, g := range groups {
-		// An identifier the index holds is searched as such: its parts
-		// would find documents that merely hold one of them.
-		if len(g.parts) > 0 && known(g.whole.raw) {
-			g.parts = nil
+	typoWords := 0
+	for i := range groups {
+		g := &groups[i]
+		if i < maxExpandedWords {
+			g.whole.prefix = true
+			// A word the index holds is taken as meant: widening it to
+			// its typos would add their documents, and cost a Levenshtein
+			// automaton per field. An identifier the index holds is
+			// searched as such: its parts would find documents that
+			// merely hold one of them.
+			if c.known(g.whole.raw) {
+				g.parts = nil
+			} else if n := utf8.RuneCountInString(g.whole.raw); typoWords < maxTypoWords && n >= minFuzzyLen && n <= maxFuzzyLen {
+				g.whole.typo = true
+				typoWords++
+			}
 		}
-		should = append(should, g.clause(i < maxExpandedWords))
+		should = append(should, c.group(*g))
 	}
 	if len(phrases) == 0 && len(groups) > 1 {
 		should = append(should, phraseIn(free, phraseBoost, fieldTitle, fieldDescription))
 		if len(groups) <= maxExpandedWords {
-			should = append(should, aboutAll(groups))
+			should = append(should, c.aboutAll(groups))
 		}
 	}
 
@@ -154,15 +195,34 @@ func (x *Index) compile(text string, kinds []string, known func(term string) boo
 		b.AddFilter(query.NewDisjunctionQuery(ks))
 		q = b
 	}
-	p.query = q
-	return p
+	c.query = q
+	for f, terms := range c.located {
+		slices.Sort(terms)
+		c.located[f] = slices.Compact(terms)
+	}
+	return &c.plan
 }
 
-func (p *plan) addLiterals(groups []group) {
+// compiler builds one plan.
+type compiler struct {
+	plan
+	dict dictionary
+}
+
+func (c *compiler) known(term string) bool {
+	return c.dict != nil && c.dict.known(term)
+}
+
+func (c *compiler) addLiterals(groups []group) {
 	for _, g := range groups {
 		for _, w := range append([]word{g.whole}, g.parts...) {
-			p.literal[w.raw] = true
-			p.literal[w.stem] = true
+			c.literal[w.raw] = true
+			c.literal[w.stem] = true
+			if c.located != nil {
+				for _, f := range matchFields {
+					c.located[f] = append(c.located[f], w.raw, w.stem)
+				}
+			}
 		}
 	}
 }
@@ -193,52 +253,81 @@ func (x *Index) groups(text string) []group {
 	return out
 }
 
-// clause matches the group's word, or else all of its parts.
-func (g group) clause(expand bool) query.Query {
-	whole := g.whole.clause(expand, 1)
+// group matches g's word, or else all of its parts.
+func (c *compiler) group(g group) query.Query {
+	whole := c.word(g.whole, 1)
 	if len(g.parts) == 0 {
 		return whole
 	}
 	parts := make([]query.Query, len(g.parts))
 	for i, w := range g.parts {
-		parts[i] = w.clause(false, partsBoost)
+		parts[i] = c.word(w, partsBoost)
 	}
 	return query.NewDisjunctionQuery([]query.Query{whole, query.NewConjunctionQuery(parts)})
 }
 
-// clause matches w in every field, at the field's boost times boost: as
-// written, as its stem and, when expand is set, as the start of a longer
-// word and within one typo.
-func (w word) clause(expand bool, boost float64) query.Query {
+// word matches w in every field, at the field's boost times boost.
+func (c *compiler) word(w word, boost float64) query.Query {
 	var cs []query.Query
 	for _, f := range fieldBoosts {
-		cs = append(cs, w.in(f.field, f.boost*boost, expand, expand)...)
+		cs = append(cs, c.wordIn(w, f.field, f.boost*boost, w.prefix)...)
 	}
 	return query.NewDisjunctionQuery(cs)
 }
 
-// in returns the clauses that match w in field: as written, as its stem,
-// and when asked as the start of a longer word and within one typo.
-func (w word) in(field string, boost float64, prefix, typo bool) []query.Query {
-	n := utf8.RuneCountInString(w.raw)
+// wordIn returns the clauses that match w in field: as written, as its
+// stem, when prefix is set as the start of a longer word, and when w.typo
+// is set within one typo.
+func (c *compiler) wordIn(w word, field string, boost float64, prefix bool) []query.Query {
 	cs := []query.Query{termQuery(w.raw, field, boost*exactBoost)}
 	if w.stem != w.raw {
 		cs = append(cs, termQuery(w.stem, field, boost))
 	}
-	if prefix && n >= minPrefixLen {
-		pq := query.NewPrefixQuery(w.raw)
-		pq.SetField(field)
-		pq.SetBoost(boost * prefixBoost)
-		cs = append(cs, pq)
+	if prefix && utf8.RuneCountInString(w.raw) >= minPrefixLen {
+		if c.dict == nil {
+			pq := query.NewPrefixQuery(w.raw)
+			pq.SetField(field)
+			pq.SetBoost(boost * prefixBoost)
+			cs = append(cs, pq)
+		} else {
+			// A longer word of the same stem is matched by the stem
+			// already ("tasks" for "task").
+			terms := slices.DeleteFunc(c.dict.extensions(field, w.raw), func(t string) bool {
+				return string(stem([]byte(t))) == w.stem
+			})
+			cs = c.anyTerm(cs, terms, field, boost*prefixBoost)
+		}
 	}
-	if typo && n >= minFuzzyLen && n <= maxFuzzyLen {
-		fq := query.NewFuzzyQuery(w.raw)
-		fq.SetField(field)
-		fq.SetFuzziness(1)
-		fq.SetBoost(boost * fuzzyBoost)
-		cs = append(cs, fq)
+	if w.typo && field != fieldName {
+		if c.dict == nil {
+			fq := query.NewFuzzyQuery(w.raw)
+			fq.SetField(field)
+			fq.SetFuzziness(1)
+			fq.SetBoost(boost * fuzzyBoost)
+			cs = append(cs, fq)
+		} else {
+			cs = c.anyTerm(cs, c.dict.typos(field, w.raw), field, boost*fuzzyBoost)
+		}
 	}
 	return cs
+}
+
+// anyTerm appends to cs one clause matching any of terms in field, as
+// bleve's prefix and fuzzy queries do: how many terms a word stands for
+// does not change its weight against the other words. Nothing is appended
+// when there are no terms.
+func (c *compiler) anyTerm(cs []query.Query, terms []string, field string, boost float64) []query.Query {
+	if len(terms) == 0 {
+		return cs
+	}
+	any := make([]query.Query, len(terms))
+	for i, t := range terms {
+		any[i] = termQuery(t, field, boost)
+	}
+	if c.located != nil && slices.Contains(matchFields[:], field) {
+		c.located[field] = append(c.located[field], terms...)
+	}
+	return append(cs, query.NewDisjunctionQuery(any))
 }
 
 // aboutAll matches the documents whose short fields — title, name,
@@ -248,13 +337,13 @@ func (w word) in(field string, boost float64, prefix, typo bool) []query.Query {
 // at once, and scores sum over fields ("task priority" found the tasks
 // capability before the triage skill described as "Sort incoming tasks by
 // priority"). Bodies are left out: every body holds every common word.
-func aboutAll(groups []group) query.Query {
+func (c *compiler) aboutAll(groups []group) query.Query {
 	all := make([]query.Query, len(groups))
 	for i, g := range groups {
 		var cs []query.Query
 		for _, f := range fieldBoosts {
 			if f.field != fieldBody {
-				cs = append(cs, g.whole.in(f.field, f.boost, false, true)...)
+				cs = append(cs, c.wordIn(g.whole, f.field, f.boost, false)...)
 			}
 		}
 		all[i] = query.NewDisjunctionQuery(cs)
@@ -275,10 +364,7 @@ func termQuery(term, field string, boost float64) query.Query {
 func phraseIn(text string, boost float64, fields ...string) query.Query {
 	var cs []query.Query
 	for _, f := range fieldBoosts {
-		for _, want := range fields {
-			if f.field != want {
-				continue
-			}
+		if slices.Contains(fields, f.field) {
 			q := query.NewMatchPhraseQuery(text)
 			q.SetField(f.field)
 			q.Analyzer = textAnalyzer

@@ -103,21 +103,32 @@ func (x *Index) search(ctx context.Context, req Request) (*Result, error) {
 			TypeDefinitions: TypeDefinitions(st.caps),
 		}, nil
 	}
-	res := &Result{Results: []Hit{}}
+	p, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return x.run(ctx, req, p, st, writes)
+}
+
+// prepare compiles the query of req, looking its words up in the index as
+// it is now.
+func (x *Index) prepare(ctx context.Context, req Request) (*plan, error) {
+	if x.bleveExpansion {
+		return x.compile(req.Query, req.Kinds, nil), nil
+	}
 	r, err := x.reader()
 	if err != nil {
 		return nil, err
 	}
-	var known error
-	p := x.compile(req.Query, req.Kinds, func(term string) bool {
-		ok, err := holds(ctx, r, term)
-		known = cmp.Or(known, err)
-		return ok
-	})
-	r.Close()
-	if known != nil {
-		return nil, known
-	}
+	defer r.Close()
+	e := &expander{ctx: ctx, r: r}
+	p := x.compile(req.Query, req.Kinds, e)
+	return p, e.err
+}
+
+// run runs the plan p of req, or answers no hits when p is nil.
+func (x *Index) run(ctx context.Context, req Request, p *plan, st *state, writes uint64) (*Result, error) {
+	res := &Result{Results: []Hit{}}
 	if p == nil { // nothing searchable: only stop words or punctuation
 		return res, nil
 	}
@@ -203,22 +214,6 @@ func (x *Index) reader() (index.IndexReader, error) {
 	return adv.Reader()
 }
 
-// holds reports whether some field of r holds term.
-func holds(ctx context.Context, r index.IndexReader, term string) (bool, error) {
-	for _, f := range fieldBoosts {
-		tfr, err := r.TermFieldReader(ctx, []byte(term), f.field, false, false, false)
-		if err != nil {
-			return false, err
-		}
-		n := tfr.Count()
-		tfr.Close()
-		if n > 0 {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // locate runs p again over the documents of page only, with the locations
 // of the matched terms and, when stored is set, the stored text.
 func (x *Index) locate(ctx context.Context, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
@@ -226,7 +221,19 @@ func (x *Index) locate(ctx context.Context, p *plan, page []*search.DocumentMatc
 	for i, h := range page {
 		ids[i] = h.ID
 	}
-	q := query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), p.query})
+	// The terms the query may have matched, when they are known, find the
+	// same locations for less than the query.
+	q := p.query
+	if p.located != nil {
+		var terms []query.Query
+		for _, f := range matchFields {
+			for _, t := range p.located[f] {
+				terms = append(terms, termQuery(t, f, 1))
+			}
+		}
+		q = query.NewDisjunctionQuery(terms)
+	}
+	q = query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), q})
 	r := bleve.NewSearchRequestOptions(q, len(page), 0, false)
 	r.IncludeLocations = true
 	if stored {
