@@ -40,7 +40,7 @@ const (
 	// exactBoost scales a match on the word as written over a match on its
 	// stem, which the word's other forms share: a doc that says the rare
 	// "rendering" comes before the many that say "render".
-	exactBoost = 2
+	exactBoost = 1.5
 	// prefixBoost scales a match on a longer word: "config" finds
 	// "configuration", below the documents that say "config". The longer
 	// word keeps its own, often much higher, inverse document frequency,
@@ -55,8 +55,7 @@ const (
 	fuzzyBoost = 0.5
 	// minFuzzyLen and maxFuzzyLen bound the words searched with typos: a
 	// typo of a short word is another word, and an automaton grows with
-	// its word (vellum refuses one past 10,000 states). Names are not
-	// searched with typos: their words stand in titles and bodies too.
+	// its word (vellum refuses one past 10,000 states).
 	minFuzzyLen = 4
 	maxFuzzyLen = 32
 	// maxTypoWords bounds how many unknown words of one query are searched
@@ -298,7 +297,7 @@ func (c *compiler) wordIn(w word, field string, boost float64, prefix bool) []qu
 			cs = c.anyTerm(cs, terms, field, boost*prefixBoost)
 		}
 	}
-	if w.typo && field != fieldName {
+	if w.typo {
 		if c.dict == nil {
 			fq := query.NewFuzzyQuery(w.raw)
 			fq.SetField(field)
