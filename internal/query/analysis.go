@@ -103,14 +103,15 @@ func (identifierParts) Filter(in analysis.TokenStream) analysis.TokenStream {
 }
 
 // identifierSplit returns the byte ranges of the parts of term, or none when
-// it is one plain word: first the pieces between dots and underscores (when
-// there are several), then the humps of each piece (when it has several).
+// it is one plain word: first the pieces between dots and underscores
+// (when they are not the whole term), then the humps of each piece (when it
+// has several).
 // Pieces without a letter are left out.
 func identifierSplit(term []byte) [][2]int {
 	var parts [][2]int
 	pieces := splitAt(term, func(b byte) bool { return b == '.' || b == '_' })
 	for _, p := range pieces {
-		if len(pieces) > 1 && hasLetter(term[p[0]:p[1]]) {
+		if (len(pieces) > 1 || p[1]-p[0] < len(term)) && hasLetter(term[p[0]:p[1]]) {
 			parts = append(parts, p)
 		}
 		humps := camelHumps(term[p[0]:p[1]])

@@ -3,6 +3,7 @@ package query
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -85,7 +86,8 @@ func (e *expander) typos(field, term string) []string {
 		return nil
 	}
 	fz, ok := e.r.(index.IndexReaderFuzzy)
-	if !ok { // scorch, the only index type Open accepts, reads fuzzily
+	if !ok { // scorch, the only index type Open accepts, does
+		e.fail(fmt.Errorf("index reader %T cannot look up words within a typo", e.r))
 		return nil
 	}
 	fd, err := fz.FieldDictFuzzy(field, term, 1, "")
