@@ -193,6 +193,9 @@ func openExisting(dir string) (idx bleve.Index, hashes map[string]string, err er
 	if err := readManifest(filepath.Join(dir, manifestFile)); err != nil {
 		return nil, nil, err
 	}
+	if err := checkBolt(filepath.Join(dir, bleveDir, boltFile)); err != nil {
+		return nil, nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			idx, hashes, err = nil, nil, fmt.Errorf("open bleve index: panic: %v", r)
