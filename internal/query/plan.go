@@ -178,7 +178,7 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 	case len(must) == 0 && len(should) == 0:
 		return nil
 	case len(must) == 0:
-		q = query.NewDisjunctionQuery(should)
+		q = anyOf(should)
 	case len(should) == 0:
 		q = query.NewConjunctionQuery(must)
 	default:
@@ -191,7 +191,7 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 			ks[i] = termQuery(k, fieldKind, 1)
 		}
 		b := query.NewBooleanQuery([]query.Query{q}, nil, nil)
-		b.AddFilter(query.NewDisjunctionQuery(ks))
+		b.AddFilter(anyOf(ks))
 		q = b
 	}
 	c.query = q
@@ -262,7 +262,7 @@ func (c *compiler) group(g group) query.Query {
 	for i, w := range g.parts {
 		parts[i] = c.word(w, partsBoost)
 	}
-	return query.NewDisjunctionQuery([]query.Query{whole, query.NewConjunctionQuery(parts)})
+	return anyOf([]query.Query{whole, query.NewConjunctionQuery(parts)})
 }
 
 // word matches w in every field, at the field's boost times boost.
@@ -271,7 +271,7 @@ func (c *compiler) word(w word, boost float64) query.Query {
 	for _, f := range fieldBoosts {
 		cs = append(cs, c.wordIn(w, f.field, f.boost*boost, w.prefix)...)
 	}
-	return query.NewDisjunctionQuery(cs)
+	return anyOf(cs)
 }
 
 // wordIn returns the clauses that match w in field: as written, as its
@@ -326,7 +326,7 @@ func (c *compiler) anyTerm(cs []query.Query, terms []string, field string, boost
 	if c.located != nil && slices.Contains(matchFields[:], field) {
 		c.located[field] = append(c.located[field], terms...)
 	}
-	return append(cs, query.NewDisjunctionQuery(any))
+	return append(cs, anyOf(any))
 }
 
 // aboutAll matches the documents whose short fields — title, name,
@@ -345,9 +345,19 @@ func (c *compiler) aboutAll(groups []group) query.Query {
 				cs = append(cs, c.wordIn(g.whole, f.field, f.boost, false)...)
 			}
 		}
-		all[i] = query.NewDisjunctionQuery(cs)
+		all[i] = anyOf(cs)
 	}
 	return query.NewConjunctionQuery(all)
+}
+
+// anyOf matches what any of qs match, scaled by the share of them that
+// matched (bleve's disjunction). One query is returned as it is, with the
+// same scores, and without a level of searchers to walk.
+func anyOf(qs []query.Query) query.Query {
+	if len(qs) == 1 {
+		return qs[0]
+	}
+	return query.NewDisjunctionQuery(qs)
 }
 
 func termQuery(term, field string, boost float64) query.Query {
@@ -371,7 +381,7 @@ func phraseIn(text string, boost float64, fields ...string) query.Query {
 			cs = append(cs, q)
 		}
 	}
-	return query.NewDisjunctionQuery(cs)
+	return anyOf(cs)
 }
 
 // splitPhrases returns the phrases between balanced double quotes, and the

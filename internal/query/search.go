@@ -217,23 +217,14 @@ func (x *Index) reader() (index.IndexReader, error) {
 // locate runs p again over the documents of page only, with the locations
 // of the matched terms and, when stored is set, the stored text.
 func (x *Index) locate(ctx context.Context, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
+	if p.located != nil {
+		return x.locateTerms(ctx, p, page, stored)
+	}
 	ids := make([]string, len(page))
 	for i, h := range page {
 		ids[i] = h.ID
 	}
-	// The terms the query may have matched, when they are known, find the
-	// same locations for less than the query.
-	q := p.query
-	if p.located != nil {
-		var terms []query.Query
-		for _, f := range matchFields {
-			for _, t := range p.located[f] {
-				terms = append(terms, termQuery(t, f, 1))
-			}
-		}
-		q = query.NewDisjunctionQuery(terms)
-	}
-	q = query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), q})
+	q := query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), p.query})
 	r := bleve.NewSearchRequestOptions(q, len(page), 0, false)
 	r.IncludeLocations = true
 	if stored {
