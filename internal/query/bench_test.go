@@ -87,8 +87,8 @@ func BenchmarkSearch(b *testing.B) {
 	for _, expansion := range []string{"dictionary", "bleve"} {
 		for _, limit := range []int{10, 100} {
 			b.Run(fmt.Sprintf("expansion=%s/limit=%d", expansion, limit), func(b *testing.B) {
-				x.bleveExpansion = expansion == "bleve"
-				defer func() { x.bleveExpansion = false }()
+				x.plainBleve = expansion == "bleve"
+				defer func() { x.plainBleve = false }()
 				var lat []time.Duration
 				i := 0
 				for b.Loop() {

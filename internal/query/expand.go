@@ -81,7 +81,13 @@ func (e *expander) extensions(field, prefix string) []string {
 	return out
 }
 
-func (e *expander) typos(field, term string) []string {
+// typoFields are the fields whose dictionaries typos are looked up in:
+// bleve builds a Levenshtein automaton for each, and between them they hold
+// nearly every word of the others (a doc's title is its body's heading).
+// The words found are then searched in every field.
+var typoFields = [...]string{fieldBody, fieldDescription}
+
+func (e *expander) typos(term string) []string {
 	if e.err != nil {
 		return nil
 	}
@@ -90,30 +96,35 @@ func (e *expander) typos(field, term string) []string {
 		e.fail(fmt.Errorf("index reader %T cannot look up words within a typo", e.r))
 		return nil
 	}
-	fd, err := fz.FieldDictFuzzy(field, term, 1, "")
-	if err != nil {
-		e.fail(err)
-		return nil
-	}
-	defer fd.Close()
-	var found []index.DictEntry
-	for {
-		d, err := fd.Next()
+	found := make(map[string]uint8)
+	for _, f := range typoFields {
+		fd, err := fz.FieldDictFuzzy(f, term, 1, "")
 		if err != nil {
 			e.fail(err)
 			return nil
 		}
-		if d == nil {
-			break
+		for {
+			d, err := fd.Next()
+			if err != nil {
+				fd.Close()
+				e.fail(err)
+				return nil
+			}
+			if d == nil {
+				break
+			}
+			if old, ok := found[d.Term]; !ok || d.EditDistance < old {
+				found[d.Term] = d.EditDistance
+			}
 		}
-		found = append(found, *d)
+		fd.Close()
 	}
-	slices.SortFunc(found, func(a, b index.DictEntry) int {
-		return cmp.Or(cmp.Compare(a.EditDistance, b.EditDistance), strings.Compare(a.Term, b.Term))
+	out := make([]string, 0, len(found))
+	for t := range found {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(found[a], found[b]), strings.Compare(a, b))
 	})
-	out := make([]string, 0, min(len(found), maxCandidates))
-	for _, d := range found[:min(len(found), maxCandidates)] {
-		out = append(out, d.Term)
-	}
-	return out
+	return out[:min(len(out), maxCandidates)]
 }

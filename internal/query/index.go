@@ -46,10 +46,10 @@ type Index struct {
 	bleve    bleve.Index
 	analyzer analysis.Analyzer
 	lock     *os.File
-	// bleveExpansion makes searches widen words with bleve's own prefix
+	// plainBleve makes searches widen words with bleve's own prefix
 	// and fuzzy queries rather than through the term dictionaries (see
 	// expander): the reference BenchmarkSearch compares against.
-	bleveExpansion bool
+	plainBleve bool
 
 	// mu serializes Open's loading, Update and Close, the writers of the
 	// index, and guards hashes and stats.

@@ -10,16 +10,11 @@ import (
 
 // locateTerms returns the documents of page, by id, with where the terms
 // of p.located stand in their fields and, when stored is set, their stored
-// text. It reads the terms' postings through bleve's index reader, skipping
-// ahead to the page's documents: the terms are known (see expander), and
-// bleve's own way, the query again in conjunction with the page's ids,
-// walks a searcher tree to the same postings (see doc.go for the figures).
-func (x *Index) locateTerms(ctx context.Context, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
-	r, err := x.reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+// text. It reads the terms' postings through r, skipping ahead to the
+// page's documents: the terms are known (see expander), and bleve's own
+// way, the query again in conjunction with the page's ids, walks a
+// searcher tree to the same postings (see doc.go for the figures).
+func locateTerms(ctx context.Context, r index.IndexReader, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
 	type located struct {
 		id index.IndexInternalID
 		m  *search.DocumentMatch
@@ -27,20 +22,13 @@ func (x *Index) locateTerms(ctx context.Context, p *plan, page []*search.Documen
 	docs := make([]located, 0, len(page))
 	out := make(map[string]*search.DocumentMatch, len(page))
 	for _, h := range page {
-		id, err := r.InternalID(h.ID)
-		if err != nil {
-			return nil, err
-		}
-		if len(id) == 0 { // deleted since the first pass
-			continue
-		}
 		m := &search.DocumentMatch{ID: h.ID, Locations: search.FieldTermLocationMap{}, Fields: map[string]any{}}
 		if stored {
 			if err := storedFields(r, m); err != nil {
 				return nil, err
 			}
 		}
-		docs = append(docs, located{id, m})
+		docs = append(docs, located{h.IndexInternalID, m})
 		out[h.ID] = m
 	}
 	// Postings are read in document order.

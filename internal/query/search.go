@@ -11,6 +11,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -103,31 +104,30 @@ func (x *Index) search(ctx context.Context, req Request) (*Result, error) {
 			TypeDefinitions: TypeDefinitions(st.caps),
 		}, nil
 	}
-	p, err := x.prepare(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return x.run(ctx, req, p, st, writes)
-}
-
-// prepare compiles the query of req, looking its words up in the index as
-// it is now.
-func (x *Index) prepare(ctx context.Context, req Request) (*plan, error) {
-	if x.bleveExpansion {
-		return x.compile(req.Query, req.Kinds, nil), nil
-	}
+	// One reader serves the whole search: the lookups of the query's
+	// words, both passes and the stored text.
 	r, err := x.reader()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	e := &expander{ctx: ctx, r: r}
-	p := x.compile(req.Query, req.Kinds, e)
-	return p, e.err
-}
+	// The text of st's documents is what r holds for them unless an Update
+	// wrote the index between reading writes and taking r: the text is then
+	// read from r.
+	docs := st.docs
+	if writes%2 == 1 || x.writes.Load() != writes {
+		docs = nil
+	}
 
-// run runs the plan p of req, or answers no hits when p is nil.
-func (x *Index) run(ctx context.Context, req Request, p *plan, st *state, writes uint64) (*Result, error) {
+	var p *plan
+	if x.plainBleve {
+		p = x.compile(req.Query, req.Kinds, nil)
+	} else {
+		e := &expander{ctx: ctx, r: r}
+		if p = x.compile(req.Query, req.Kinds, e); e.err != nil {
+			return nil, e.err
+		}
+	}
 	res := &Result{Results: []Hit{}}
 	if p == nil { // nothing searchable: only stop words or punctuation
 		return res, nil
@@ -136,12 +136,11 @@ func (x *Index) run(ctx context.Context, req Request, p *plan, st *state, writes
 	// First pass: rank, without locations, which bleve would otherwise
 	// read for every match.
 	limit := req.limit()
-	ranked, err := x.bleve.SearchInContext(ctx, bleve.NewSearchRequestOptions(p.query, limit+tieMargin, 0, false))
+	page, total, err := x.collect(ctx, r, p.query, limit+tieMargin, false)
 	if err != nil {
 		return nil, err
 	}
-	res.Total = int(ranked.Total)
-	page := slices.Clone(ranked.Hits)
+	res.Total = total
 	slices.SortFunc(page, func(a, b *search.DocumentMatch) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
 	})
@@ -151,21 +150,10 @@ func (x *Index) run(ctx context.Context, req Request, p *plan, st *state, writes
 	}
 
 	// Second pass, over the page alone: where the query's terms stand.
-	// The text of st's documents is what the index holds for them unless an
-	// Update wrote the index meanwhile: the text is then read from the
-	// index, with the locations.
-	located, err := x.locate(ctx, p, page, false)
+	located, err := x.locate(ctx, r, p, page, docs == nil)
 	if err != nil {
 		return nil, err
 	}
-	docs := st.docs
-	if writes%2 == 1 || x.writes.Load() != writes {
-		docs = nil
-		if located, err = x.locate(ctx, p, page, true); err != nil {
-			return nil, err
-		}
-	}
-
 	var hitCaps []*capability.Capability
 	seen := make(map[string]bool)
 	for _, h := range page {
@@ -214,30 +202,46 @@ func (x *Index) reader() (index.IndexReader, error) {
 	return adv.Reader()
 }
 
-// locate runs p again over the documents of page only, with the locations
-// of the matched terms and, when stored is set, the stored text.
-func (x *Index) locate(ctx context.Context, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
+// collect runs q over r with bleve's searchers and collector: the size
+// best hits by score, with their term locations when locations is set,
+// and how many documents matched.
+func (x *Index) collect(ctx context.Context, r index.IndexReader, q query.Query, size int, locations bool) ([]*search.DocumentMatch, int, error) {
+	s, err := q.Searcher(ctx, r, x.bleve.Mapping(), search.SearcherOptions{IncludeTermVectors: locations})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.Close()
+	c := collector.NewTopNCollector(size, 0, search.SortOrder{&search.SortScore{Desc: true}})
+	if err := c.Collect(ctx, s, r); err != nil {
+		return nil, 0, err
+	}
+	return c.Results(), int(c.Total()), nil
+}
+
+// locate returns the documents of page, by id, with where the terms the
+// query matched stand in their fields and, when stored is set, their
+// stored text. When the plan knows its terms, their postings are read
+// (see locateTerms); else the query runs again over the page's documents.
+func (x *Index) locate(ctx context.Context, r index.IndexReader, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
 	if p.located != nil {
-		return x.locateTerms(ctx, p, page, stored)
+		return locateTerms(ctx, r, p, page, stored)
 	}
 	ids := make([]string, len(page))
 	for i, h := range page {
 		ids[i] = h.ID
 	}
 	q := query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), p.query})
-	r := bleve.NewSearchRequestOptions(q, len(page), 0, false)
-	r.IncludeLocations = true
-	if stored {
-		r.Fields = []string{fieldTitle, fieldDescription, fieldBody}
-	}
-	found, err := x.bleve.SearchInContext(ctx, r)
+	found, _, err := x.collect(ctx, r, q, len(page), true)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*search.DocumentMatch, len(found.Hits))
-	for _, h := range found.Hits {
-		if h.Fields == nil {
-			h.Fields = map[string]any{}
+	out := make(map[string]*search.DocumentMatch, len(found))
+	for _, h := range found {
+		h.Fields = map[string]any{}
+		if stored {
+			if err := storedFields(r, h); err != nil {
+				return nil, err
+			}
 		}
 		out[h.ID] = h
 	}
