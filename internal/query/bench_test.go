@@ -76,8 +76,9 @@ func BenchmarkReopen(b *testing.B) {
 
 // BenchmarkSearch measures Search over the captest corpus. Its
 // "expansion=bleve" runs widen the words with bleve's own prefix and fuzzy
-// queries instead of the term dictionaries (see expander): the figure
-// doc.go gives for keeping the expander.
+// queries and locate the page's terms with bleve's own second pass, instead
+// of through the index reader (expand.go, locate.go): the figures doc.go
+// gives for keeping those two pieces.
 func BenchmarkSearch(b *testing.B) {
 	x, err := Open(b.Context(), b.TempDir(), benchRegistry(b), nil)
 	if err != nil {

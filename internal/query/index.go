@@ -46,9 +46,11 @@ type Index struct {
 	bleve    bleve.Index
 	analyzer analysis.Analyzer
 	lock     *os.File
-	// plainBleve makes searches widen words with bleve's own prefix
-	// and fuzzy queries rather than through the term dictionaries (see
-	// expander): the reference BenchmarkSearch compares against.
+	// plainBleve makes searches widen words with bleve's own prefix and
+	// fuzzy queries, and read the page's locations by running the query
+	// again, rather than through the index reader (expand.go, locate.go):
+	// the reference BenchmarkSearch compares against. Only benchmarks set
+	// it, before searching.
 	plainBleve bool
 
 	// mu serializes Open's loading, Update and Close, the writers of the
