@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/engine"
 	"github.com/omnidev/omnidev/internal/execute"
-	"github.com/omnidev/omnidev/internal/server"
 )
 
 func runExec(ctx context.Context, env *cliEnv, args []string) error {
@@ -30,12 +30,12 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	if *timeout < 0 {
 		return fmt.Errorf("--timeout must be positive, got %v", *timeout)
 	}
-	engine, err := env.openEngine(ctx)
+	eng, err := env.openEngine(ctx)
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	res, err := engine.Execute(ctx, server.ExecRequest{Code: code, Timeout: *timeout})
+	defer eng.Close()
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout"})
 	if err != nil {
 		return err
 	}
@@ -91,5 +91,8 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 		(time.Duration(res.DurationMS) * time.Millisecond), res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
 	for _, c := range res.Changes {
 		fmt.Fprintf(w, "    %-8s %s (+%d -%d)\n", c.Status, c.Path, c.Insertions, c.Deletions)
+	}
+	if res.ChangesOmitted > 0 {
+		fmt.Fprintf(w, "    ... and %d more files (git status lists them all)\n", res.ChangesOmitted)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
-	"github.com/omnidev/omnidev/internal/server"
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -112,7 +112,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func printUsage(w io.Writer, global *flag.FlagSet) {
-	fmt.Fprintf(w, "omnidev %s: an MCP server that gives AI agents code mode over a repository\n\n", version)
+	fmt.Fprintf(w, "omnidev %s: an MCP server that gives AI agents code mode over a repository\n\n", versionString())
 	fmt.Fprintf(w, "Usage: omnidev [--dir DIR] <command> [flags]\n\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
@@ -168,17 +168,19 @@ func (env *cliEnv) root() (string, error) {
 
 // openEngine opens the engine of the repository --dir names, as the tools
 // use it. The caller closes it.
-func (env *cliEnv) openEngine(ctx context.Context) (*server.Engine, error) {
+func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	root, err := env.root()
 	if err != nil {
 		return nil, err
 	}
-	return server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+	return engine.Open(ctx, root, engine.Options{Environ: env.environ})
 }
 
-// printJSON prints v as the tools' JSON, indented for people.
+// printJSON prints v as the tools' JSON, indented for people, with <, >
+// and & as written (type definitions hold them; nobody embeds this in HTML).
 func (env *cliEnv) printJSON(v any) error {
 	enc := json.NewEncoder(env.stdout)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -204,6 +206,6 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 	if _, err := parse(env.flags("version"), args); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "omnidev %s\n", version)
+	fmt.Fprintf(env.stdout, "omnidev %s\n", versionString())
 	return nil
 }

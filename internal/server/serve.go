@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // ServeOptions configure Serve.
@@ -43,26 +45,33 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 		defer ln.Close()
 	}
-	engine, err := OpenEngine(ctx, o.Root, EngineOptions{Environ: o.Environ, Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer engine.Close()
-	requests := newHTTPRequests()
-	srv, err := newServer(engine, o.Version, logger, requests)
-	if err != nil {
-		return err
-	}
-	pid, err := writePIDFile(o.Root, logger)
+	// The PID file comes first: building the first index can take seconds,
+	// and during them status must see this server and stop must reach it.
+	pid, err := engine.WritePIDFile(o.Root, logger)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := pid.remove(); err != nil {
+		if err := pid.Remove(); err != nil {
 			logger.Warn("remove PID file", "err", err)
 		}
 	}()
-	watcher, err := startReloader(ctx, engine, srv, logger)
+	start := time.Now()
+	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger})
+	if err != nil {
+		if ctx.Err() != nil {
+			logger.Info("server stopped", "reason", "signal", "uptime", time.Since(start).Round(time.Millisecond))
+			return nil
+		}
+		return err
+	}
+	defer eng.Close()
+	requests := newHTTPRequests()
+	srv, err := newServer(eng, o.Version, logger, requests)
+	if err != nil {
+		return err
+	}
+	watcher, err := eng.Watch(ctx)
 	if err != nil {
 		return err
 	}
@@ -72,27 +81,29 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if ln != nil {
 		transport = "http"
 		url := httpURL(ln)
-		remove, err := writeServerInfo(o.Root, ServerInfo{URL: url, PID: os.Getpid(), Transport: transport})
+		remove, err := engine.WriteServerInfo(o.Root, engine.ServerInfo{URL: url, PID: os.Getpid(), Transport: transport})
 		if err != nil {
 			return err
 		}
 		defer remove()
 		logger.Info("listening on "+url, "url", url, "token", o.Token != "")
 	}
-	reg := engine.Registry()
+	reg := eng.Registry()
+	if err := eng.RuntimeError(); err != nil {
+		logger.Warn("omni_execute cannot run programs: " + err.Error())
+	}
 	logger.Info("server started", "pid", os.Getpid(), "repository", o.Root, "profile", reg.Profile,
 		"capabilities", len(reg.Capabilities), "transport", transport, "version", o.Version)
 
 	// A stop request ends running programs at once; the transport then
 	// returns as soon as their handlers do.
-	defer context.AfterFunc(ctx, engine.CancelRuns)()
-	start := time.Now()
+	defer context.AfterFunc(ctx, eng.CancelRuns)()
 	if ln != nil {
-		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), engine, logger)
+		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), eng, logger)
 	} else {
 		t := o.Transport
 		if t == nil {
-			t = &mcp.StdioTransport{}
+			t = stdioTransport(os.Stdin, os.Stdout, logger)
 		}
 		err = srv.Run(ctx, t)
 	}

@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"bytes"
@@ -17,16 +17,20 @@ import (
 // PIDFileName is the PID file's path relative to the repository root.
 const PIDFileName = ".omni/server.pid"
 
-// pidFile is the PID file this process wrote.
-type pidFile struct {
+// PIDFile is the PID file this process wrote.
+type PIDFile struct {
 	path string
 	pid  int
+	// madeDir: writing the file created .omni, which Remove then removes
+	// if it is empty, so that a server that could not start (no omni/
+	// here) leaves nothing behind.
+	madeDir bool
 }
 
-// writePIDFile records this process as the repository's server. Another
+// WritePIDFile records this process as the repository's server. Another
 // live server is not an error — several agents may serve one repository —
 // but it is worth a warning; the file then names the newest server.
-func writePIDFile(root string, logger *slog.Logger) (*pidFile, error) {
+func WritePIDFile(root string, logger *slog.Logger) (*PIDFile, error) {
 	path := filepath.Join(root, filepath.FromSlash(PIDFileName))
 	if st, err := ReadServerStatus(root); err == nil {
 		if st.Running {
@@ -36,15 +40,17 @@ func writePIDFile(root string, logger *slog.Logger) (*pidFile, error) {
 		}
 	}
 	pid := os.Getpid()
+	_, err := os.Stat(filepath.Dir(path))
+	madeDir := errors.Is(err, fs.ErrNotExist)
 	if err := writeFileAtomic(path, []byte(strconv.Itoa(pid)+"\n")); err != nil {
 		return nil, fmt.Errorf("write PID file: %w", err)
 	}
-	return &pidFile{path: path, pid: pid}, nil
+	return &PIDFile{path: path, pid: pid, madeDir: madeDir}, nil
 }
 
-// remove deletes the PID file only if it still names this process: a newer
+// Remove deletes the PID file only if it still names this process: a newer
 // server that took it over keeps it.
-func (p *pidFile) remove() error {
+func (p *PIDFile) Remove() error {
 	data, err := os.ReadFile(p.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -55,7 +61,13 @@ func (p *pidFile) remove() error {
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err != nil || pid != p.pid {
 		return nil
 	}
-	return os.Remove(p.path)
+	if err := os.Remove(p.path); err != nil {
+		return err
+	}
+	if p.madeDir {
+		os.Remove(filepath.Dir(p.path)) // fails, as it should, unless empty
+	}
+	return nil
 }
 
 // ServerStatus is what the PID file says about a repository's server.
