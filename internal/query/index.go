@@ -311,13 +311,14 @@ func (x *Index) Stats() UpdateStats {
 
 // buildBatchDocs is how many documents a batch holds when an index is
 // built from nothing. bleve builds a batch's segment in memory, with
-// interim structures several times its size: one batch of 2,000 docs took
-// the server's RSS to 350 MB (100 MB after the build, its garbage
-// returned), batches of 1,000 to 70 MB; smaller batches made the build
-// slower, as the merger then rewrites more segments beside it. An empty
-// index has no searcher to see a half-built state, and a crash half-way
-// leaves documents its hashes do not list, which the next Open rebuilds.
-const buildBatchDocs = 1000
+// interim structures several times its size (one batch of 2,000 docs took
+// the server's RSS to 350 MB, 100 MB once its garbage was returned), so a
+// big repository is built in parts; but each further segment is merged
+// with the others beside the build, which made a build of 2,000 docs in
+// batches of 1,000 a quarter slower. An empty index has no searcher to see
+// a half-built state, and a crash half-way leaves documents its hashes do
+// not list, which the next Open rebuilds.
+const buildBatchDocs = 2500
 
 // freeAfterDocs is how many documents a build from nothing indexes before
 // its garbage is returned to the system at once: the runtime would
