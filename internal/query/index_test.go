@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -440,5 +441,34 @@ func TestOpenBuildsInBatches(t *testing.T) {
 	x = reopen(t, dir, reg, nil)
 	if st := x.Stats(); st.Unchanged != n+1 || st.Rebuilt {
 		t.Errorf("reopen: %+v, want %d unchanged", st, n+1)
+	}
+}
+
+func TestGCRaise(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		setting     int
+		during, end int
+	}{
+		{"default", 100, buildGCPercent, 100},
+		{"lower", 50, buildGCPercent, 50},
+		{"higher", 800, 800, 800},
+		{"off", -1, -1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := debug.SetGCPercent(tc.setting)
+			defer debug.SetGCPercent(orig)
+			var g gcRaise
+			exit1 := g.enter()
+			exit2 := g.enter() // a second build at the same time
+			exit1()
+			if got := debug.SetGCPercent(tc.during); got != tc.during {
+				t.Errorf("GC percent while a build runs = %d, want %d", got, tc.during)
+			}
+			exit2()
+			if got := debug.SetGCPercent(tc.end); got != tc.end {
+				t.Errorf("GC percent after the builds = %d, want %d", got, tc.end)
+			}
+		})
 	}
 }
