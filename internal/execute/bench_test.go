@@ -2,7 +2,6 @@ package execute
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,13 +74,12 @@ func BenchmarkRun(b *testing.B) {
 				}
 			}
 			status := func(b *testing.B) { testrepo.Git(b, root, "status", "--porcelain") }
-			var cached *gitIndex
+			indexes := newIndexReader(nil)
 			snapshot := func(b *testing.B) {
-				s, err := takeSnapshot(b.Context(), root, cached, slog.New(slog.DiscardHandler))
+				s, err := takeSnapshot(b.Context(), root, indexes)
 				if err != nil {
 					b.Fatal(err)
 				}
-				cached = s.index
 				f, err := os.OpenFile(filepath.Join(root, testrepo.Path(789)), os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
 					b.Fatal(err)
@@ -166,4 +164,110 @@ func cpuTime() time.Duration {
 		}
 	}
 	return total
+}
+
+// BenchmarkRunBesideGit measures a run's overhead over a bare `bun` while
+// git rewrites its index between runs, as a user working beside the agent
+// does: before each timed program, `git checkout -q -- . && git clean -fdq
+// && git status --porcelain` restores the worktree and refreshes the index.
+// On generated repositories of 1k, 10k (and, with OMNIDEV_BENCH_LARGE=1,
+// 50k) tracked files it reports:
+//
+//	overhead      overhead-ms (median of run - bun), x-git-status (against
+//	              the `git status --porcelain` of the same iterations), and
+//	              x-1k (against the 1k repository's overhead, same process)
+//	first-run     the first run of a fresh Executor warmed as a server does
+//	              (Warm) after 3 s idle: first-ms (median overhead) and
+//	              x-steady (against the overhead above)
+//
+// Run it with: go test -run '^$' -bench BenchmarkRunBesideGit -benchtime 9x ./internal/execute/
+func BenchmarkRunBesideGit(b *testing.B) {
+	benchEdit := testrepo.EditProgram()
+	bun := requireBun(b)
+	sizes := []int{1_000, 10_000}
+	if os.Getenv(largeBenchEnv) != "" {
+		sizes = append(sizes, 50_000)
+	}
+	var overhead1k time.Duration
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			root := testrepo.Generate(b, n)
+			program := filepath.Join(b.TempDir(), "program.ts")
+			if err := os.WriteFile(program, []byte(benchEdit), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			env := []string{"PATH=" + os.Getenv("PATH")}
+			req := request(prepare(b, root), benchEdit)
+			req.Env = env
+			bare := func(b *testing.B) {
+				cmd := exec.Command(bun, program)
+				cmd.Dir, cmd.Env = root, env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("bun: %v\n%s", err, out)
+				}
+			}
+			run := func(b *testing.B, e *Executor) {
+				res, err := e.Run(b.Context(), req)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("run: %v %+v", err, res)
+				}
+				if len(res.Changes) != 4 {
+					b.Fatalf("run reported %+v, want the 3 edits and created.txt", res.Changes)
+				}
+			}
+			// restore is what the user's git does between runs; it returns
+			// the time of its `git status`.
+			restore := func(b *testing.B) time.Duration {
+				testrepo.Git(b, root, "checkout", "-q", "--", ".")
+				testrepo.Git(b, root, "clean", "-fdq")
+				start := time.Now()
+				testrepo.Git(b, root, "status", "--porcelain")
+				return time.Since(start)
+			}
+
+			var steady time.Duration
+			b.Run("overhead", func(b *testing.B) {
+				e := New(root, nil)
+				defer e.Close()
+				e.Warm()
+				var over, git []time.Duration
+				for b.Loop() {
+					restore(b)
+					bunWall, _ := timed(b, bare)
+					git = append(git, restore(b))
+					runWall, _ := timed(b, func(b *testing.B) { run(b, e) })
+					over = append(over, runWall-bunWall)
+				}
+				steady = median(over)
+				b.ReportMetric(ms(steady), "overhead-ms")
+				b.ReportMetric(float64(steady)/float64(median(git)), "x-git-status")
+				if n == 1_000 {
+					overhead1k = steady
+				} else if overhead1k > 0 {
+					b.ReportMetric(float64(steady)/float64(overhead1k), "x-1k")
+				}
+			})
+
+			b.Run("first-run", func(b *testing.B) {
+				const idle = 3 * time.Second
+				var over []time.Duration
+				for b.Loop() {
+					restore(b)
+					e := New(root, nil)
+					e.Warm()
+					time.Sleep(idle)
+					bunWall, _ := timed(b, bare)
+					restore(b)
+					runWall, _ := timed(b, func(b *testing.B) { run(b, e) })
+					e.Close()
+					over = append(over, runWall-bunWall)
+				}
+				first := median(over)
+				b.ReportMetric(ms(first), "first-ms")
+				if steady > 0 {
+					b.ReportMetric(float64(first)/float64(steady), "x-steady")
+				}
+			})
+		})
+	}
 }
