@@ -392,12 +392,12 @@ func (s *snapshot) beforeContent(b *baseline) ([]byte, bool) {
 
 // blob reads a blob from the repository's object store.
 func (s *snapshot) blob(h plumbing.Hash) ([]byte, bool) {
-	if s.git.repo == nil {
+	if s.git.store == nil {
 		return nil, false
 	}
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
-	obj, err := s.git.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	obj, err := s.git.store.EncodedObject(plumbing.BlobObject, h)
 	if err != nil || obj.Size() > maxDiffBytes {
 		return nil, false
 	}

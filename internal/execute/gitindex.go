@@ -18,54 +18,105 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"golang.org/x/sys/unix"
 )
 
-// repository is the git side of a root: the repository (for blobs) and
-// where root sits in its worktree. The zero value means "not in git".
+// repository is the git side of a root: the repository's storage (for
+// blobs and config) and where root sits in its worktree. The zero value
+// means "not in git".
 type repository struct {
-	repo *git.Repository
+	store *filesystem.Storage
 	// top is the worktree's top folder, gitDir the folder holding its index.
 	top, gitDir string
 	// topDir is root's path from the worktree top, as path components.
 	topDir []string
 }
 
-// openRepository finds the repository whose worktree holds root. A folder
-// outside git (or in a bare repository) is not an error: every file is then
-// untracked.
+// openRepository finds the repository whose worktree holds root as git
+// does: the nearest .git folder, or .git file naming one, at or above
+// root. It opens go-git's storage rather than a go-git Repository, which
+// refuses repositories with extensions it does not know - such as
+// extensions.worktreeConfig, which `git sparse-checkout` sets - although
+// blobs and config read the same. A folder outside git is not an error:
+// every file is then untracked; so is a repository whose objects are not
+// named by SHA-1 (extensions.objectFormat), whose index and blobs this
+// package cannot match, which leaves every file compared with a copy.
 func openRepository(root string) (repository, error) {
-	repo, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return repository{}, nil
+	top, gitDir, err := findGitDir(root)
+	if err != nil || gitDir == "" {
+		return repository{}, err
 	}
-	if err != nil {
-		return repository{}, fmt.Errorf("open git repository: %w", err)
+	dot := osfs.New(gitDir)
+	var fsys billy.Filesystem = dot
+	// A linked worktree's git folder names the main one, which holds the
+	// objects, config and info/.
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		fsys = dotgit.NewRepositoryFilesystem(dot, osfs.New(common))
 	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return repository{}, nil
+	store := filesystem.NewStorage(fsys, cache.NewObjectLRUDefault())
+	if cfg, err := store.Config(); err == nil {
+		if f := cfg.Raw.Section("extensions").Option("objectformat"); f != "" && !strings.EqualFold(f, "sha1") {
+			return repository{}, nil
+		}
 	}
-	st, ok := repo.Storer.(*filesystem.Storage)
-	if !ok {
-		return repository{}, nil
-	}
-	top := wt.Filesystem.Root()
 	rel, err := filepath.Rel(top, root)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return repository{}, nil
 	}
-	// In a linked worktree the index lives in the worktree's own git
-	// folder, which is the root of go-git's repository filesystem.
-	r := repository{repo: repo, top: top, gitDir: st.Filesystem().Root()}
+	r := repository{store: store, top: top, gitDir: gitDir}
 	if rel != "." {
 		r.topDir = strings.Split(filepath.ToSlash(rel), "/")
 	}
 	return r, nil
+}
+
+// findGitDir returns the worktree top holding root and its git folder, or
+// "" when root is not in a worktree.
+func findGitDir(root string) (top, gitDir string, err error) {
+	for dir := root; ; {
+		dotGit := filepath.Join(dir, ".git")
+		fi, err := os.Stat(dotGit)
+		switch {
+		case err == nil && fi.IsDir():
+			return dir, dotGit, nil
+		case err == nil:
+			// A linked worktree or submodule: "gitdir: <path>".
+			data, err := os.ReadFile(dotGit)
+			if err != nil {
+				return "", "", fmt.Errorf("read %s: %w", dotGit, err)
+			}
+			line, _, _ := strings.Cut(string(data), "\n")
+			path, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+			if !ok {
+				return "", "", fmt.Errorf("read %s: no gitdir line; is it a git worktree?", dotGit)
+			}
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			if !isDir(path) {
+				return "", "", nil // its repository is gone
+			}
+			return dir, path, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", "", fmt.Errorf("find the git repository: %w", err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", "", nil
+		}
+		dir = parent
+	}
 }
 
 // prefix is root's path from the worktree top as index entries name it:
@@ -270,7 +321,7 @@ func newIndexReader(logger *slog.Logger) *indexReader {
 // be read (logged: every file is then compared against copies, slower but
 // still right).
 func (ir *indexReader) read(ctx context.Context, r repository) *gitIndex {
-	if r.repo == nil {
+	if r.store == nil {
 		return nil
 	}
 	data, key, err := ir.readFile(filepath.Join(r.gitDir, "index"))
