@@ -71,7 +71,7 @@ func TestIndexReader(t *testing.T) {
 		{name: "split", split: true, edits: true, setup: []fsOp{
 			gitCmd("update-index", "--split-index"),
 			appendTo("a.txt", "more\n"), gitCmd("add", "a.txt"), // replaced
-			gitCmd("rm", "-q", "--cached", "src/c.sh"), // deleted
+			gitCmd("rm", "-q", "--cached", "src/c.sh"),                // deleted
 			write("src/new.txt", "n\n"), gitCmd("add", "src/new.txt"), // added
 			chmod("z.txt", 0o755), gitCmd("add", "z.txt"), // replaced
 		}},
