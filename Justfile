@@ -51,7 +51,8 @@ bench: deps build
     go test -run '^$' -bench . -benchtime 2s ./internal/query/
     go test -run '^$' -bench . -benchtime 20x ./internal/execute/
     go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/
-    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible|Reload$' -benchtime 20x ./internal/server/
+    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible' -benchtime 20x ./internal/server/
+    go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
 
 # Everything CI runs.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/omnidev/omnidev/internal/server"
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
@@ -17,7 +17,7 @@ func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := server.Diagnose(ctx, root, env.environ)
+	d := engine.Diagnose(ctx, root, env.environ)
 	printDiagnosis(env.stdout, d)
 	if !d.OK() {
 		return &exitError{code: 1}
@@ -25,7 +25,7 @@ func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-func printDiagnosis(w io.Writer, d *server.Diagnosis) {
+func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 	fmt.Fprintf(w, "repository:   %s\n", d.Root)
 	fmt.Fprintf(w, "git:          %s\n", d.Git)
 	fmt.Fprintf(w, "server:       %s\n", d.Server)

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/engine"
 	"github.com/omnidev/omnidev/internal/execute"
-	"github.com/omnidev/omnidev/internal/server"
 )
 
 func runExec(ctx context.Context, env *cliEnv, args []string) error {
@@ -30,12 +30,12 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	if *timeout < 0 {
 		return fmt.Errorf("--timeout must be positive, got %v", *timeout)
 	}
-	engine, err := env.openEngine(ctx)
+	eng, err := env.openEngine(ctx)
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	res, err := engine.Execute(ctx, server.ExecRequest{Code: code, Timeout: *timeout})
+	defer eng.Close()
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout})
 	if err != nil {
 		return err
 	}

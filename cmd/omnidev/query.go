@@ -23,12 +23,12 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	if *kinds != "" {
 		req.Kinds = strings.Split(*kinds, ",")
 	}
-	engine, err := env.openEngine(ctx)
+	eng, err := env.openEngine(ctx)
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	res, err := engine.Query(ctx, req)
+	defer eng.Close()
+	res, err := eng.Query(ctx, req)
 	if err != nil {
 		return err
 	}

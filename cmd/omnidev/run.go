@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
-	"github.com/omnidev/omnidev/internal/server"
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -168,12 +168,12 @@ func (env *cliEnv) root() (string, error) {
 
 // openEngine opens the engine of the repository --dir names, as the tools
 // use it. The caller closes it.
-func (env *cliEnv) openEngine(ctx context.Context) (*server.Engine, error) {
+func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	root, err := env.root()
 	if err != nil {
 		return nil, err
 	}
-	return server.OpenEngine(ctx, root, server.EngineOptions{Environ: env.environ})
+	return engine.Open(ctx, root, engine.Options{Environ: env.environ})
 }
 
 // printJSON prints v as the tools' JSON, indented for people.

@@ -7,25 +7,25 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/omnidev/omnidev/internal/server"
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // serverStatus parses a command without arguments of its own and reads the
 // status of the repository's server.
-func serverStatus(env *cliEnv, name string, args []string) (root string, st server.ServerStatus, err error) {
+func serverStatus(env *cliEnv, name string, args []string) (root string, st engine.ServerStatus, err error) {
 	if _, err := parse(env.flags(name), args); err != nil {
 		return "", st, err
 	}
 	if root, err = env.root(); err != nil {
 		return "", st, err
 	}
-	st, err = server.ReadServerStatus(root)
+	st, err = engine.ReadServerStatus(root)
 	return root, st, err
 }
 
 func runStatus(_ context.Context, env *cliEnv, args []string) error {
 	root, st, err := serverStatus(env, "status", args)
-	if errors.Is(err, server.ErrNoServer) {
+	if errors.Is(err, engine.ErrNoServer) {
 		fmt.Fprintf(env.stdout, "not running: no server for %s\n", root)
 		return &exitError{code: 1}
 	}
@@ -33,11 +33,11 @@ func runStatus(_ context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if !st.Running {
-		fmt.Fprintf(env.stdout, "not running: %s names process %d, which is gone (a stale file; the next server replaces it)\n", server.PIDFileName, st.PID)
+		fmt.Fprintf(env.stdout, "not running: %s names process %d, which is gone (a stale file; the next server replaces it)\n", engine.PIDFileName, st.PID)
 		return &exitError{code: 1}
 	}
 	transport := "stdio"
-	if info, err := server.ReadServerInfo(root); err == nil && info.PID == st.PID {
+	if info, err := engine.ReadServerInfo(root); err == nil && info.PID == st.PID {
 		transport = info.Transport + " at " + info.URL
 	}
 	fmt.Fprintf(env.stdout, "running: pid %d since %s (%s ago), transport %s, repository %s\n",
@@ -51,7 +51,7 @@ const stopWait = 5 * time.Second
 
 func runStop(ctx context.Context, env *cliEnv, args []string) error {
 	_, st, err := serverStatus(env, "stop", args)
-	if errors.Is(err, server.ErrNoServer) {
+	if errors.Is(err, engine.ErrNoServer) {
 		fmt.Fprintln(env.stdout, "no server is running for this repository; nothing to stop")
 		return nil
 	}
@@ -59,7 +59,7 @@ func runStop(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if !st.Running {
-		fmt.Fprintf(env.stdout, "process %d named by %s is already gone; nothing to stop\n", st.PID, server.PIDFileName)
+		fmt.Fprintf(env.stdout, "process %d named by %s is already gone; nothing to stop\n", st.PID, engine.PIDFileName)
 		return nil
 	}
 	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil {

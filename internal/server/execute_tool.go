@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/engine"
 	"github.com/omnidev/omnidev/internal/execute"
 )
 
@@ -17,7 +18,7 @@ type executeParams struct {
 	TimeoutMS *int64 `json:"timeout_ms,omitempty" jsonschema:"Stop the program after this many milliseconds. The configured timeout (30 s by default) is the most a call can get."`
 }
 
-func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
+func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) error {
 	in, err := jsonschema.For[executeParams](nil)
 	if err != nil {
 		return fmt.Errorf("omni_execute input schema: %w", err)
@@ -42,14 +43,14 @@ func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
 			IdempotentHint:  false,
 			OpenWorldHint:   boolPtr(true),
 		},
-	}, e.logger, func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (any, error) {
+	}, e.Logger(), func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (any, error) {
 		if rc := requests.context(req.Extra); rc != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(rc, cancel)()
 		}
-		r := ExecRequest{Code: p.Code}
+		r := engine.ExecRequest{Code: p.Code}
 		if p.TimeoutMS != nil {
 			if *p.TimeoutMS <= 0 {
 				return nil, fmt.Errorf("%w: timeout_ms must be a positive number of milliseconds, got %d", execute.ErrInvalidTimeout, *p.TimeoutMS)
@@ -61,7 +62,7 @@ func addExecuteTool(s *mcp.Server, e *Engine, requests *httpRequests) error {
 		}
 		res, err := e.Execute(ctx, r)
 		if err != nil && !isAgentError(err) {
-			e.logger.Error("omni_execute failed", "err", err)
+			e.Logger().Error("omni_execute failed", "err", err)
 		}
 		return res, err
 	})

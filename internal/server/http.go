@@ -3,18 +3,16 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // HTTP transport limits and timeouts.
@@ -34,17 +32,6 @@ const (
 	// readHeaderTimeout keeps slow-loris clients from holding connections.
 	readHeaderTimeout = 10 * time.Second
 )
-
-// ServerInfoFileName is where an HTTP server records its URL, relative to
-// the repository root, so editors and scripts can find it.
-const ServerInfoFileName = ".omni/server.json"
-
-// ServerInfo is the content of .omni/server.json.
-type ServerInfo struct {
-	URL       string `json:"url"`
-	PID       int    `json:"pid"`
-	Transport string `json:"transport"`
-}
 
 // ErrPublicWithoutToken refuses to expose the server beyond this machine
 // without authentication.
@@ -112,7 +99,7 @@ func requireToken(token string, next http.Handler) http.Handler {
 
 // serveHTTP serves srv on ln until ctx ends, then shuts down within
 // shutdownGrace, cancelling what is still running.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, e *Engine, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, e *engine.Engine, logger *slog.Logger) error {
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -143,37 +130,4 @@ func httpURL(ln net.Listener) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port)) + httpPath
-}
-
-// writeServerInfo records the URL in .omni/server.json and returns a func
-// that removes it, only if it still names this process.
-func writeServerInfo(root string, info ServerInfo) (remove func() error, err error) {
-	path := filepath.Join(root, filepath.FromSlash(ServerInfoFileName))
-	data, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
-		return nil, fmt.Errorf("write %s: %w", ServerInfoFileName, err)
-	}
-	return func() error {
-		cur, err := ReadServerInfo(root)
-		if errors.Is(err, fs.ErrNotExist) || (err == nil && cur.PID != info.PID) {
-			return nil
-		}
-		return os.Remove(path)
-	}, nil
-}
-
-// ReadServerInfo reads .omni/server.json.
-func ReadServerInfo(root string) (ServerInfo, error) {
-	var info ServerInfo
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ServerInfoFileName)))
-	if err != nil {
-		return info, err
-	}
-	if err := json.Unmarshal(data, &info); err != nil {
-		return info, fmt.Errorf("read %s: %w", ServerInfoFileName, err)
-	}
-	return info, nil
 }

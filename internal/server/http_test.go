@@ -8,19 +8,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // newTestEngine opens an engine on a copy of this repository's omni/.
-func newTestEngine(t testing.TB) *Engine {
+func newTestEngine(t testing.TB) *engine.Engine {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.CopyFS(filepath.Join(root, "omni"), os.DirFS("../../omni")); err != nil {
-		t.Fatal(err)
-	}
-	e, err := OpenEngine(context.Background(), root, EngineOptions{Environ: os.Environ()})
+	e, err := engine.Open(context.Background(), testrepo.CopyOmni(t), engine.Options{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/engine"
 	"github.com/omnidev/omnidev/internal/query"
 )
 
@@ -20,7 +21,7 @@ type queryParams struct {
 
 const defaultQueryLimit = 10
 
-func addQueryTool(s *mcp.Server, e *Engine) error {
+func addQueryTool(s *mcp.Server, e *engine.Engine) error {
 	in, err := jsonschema.For[queryParams](nil)
 	if err != nil {
 		return fmt.Errorf("omni_query input schema: %w", err)
@@ -49,7 +50,7 @@ func addQueryTool(s *mcp.Server, e *Engine) error {
 			IdempotentHint: true,
 			OpenWorldHint:  boolPtr(false),
 		},
-	}, e.logger, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (any, error) {
+	}, e.Logger(), func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (any, error) {
 		req := query.Request{Query: p.Query, Limit: defaultQueryLimit, IncludeTypes: p.IncludeTypes, Kinds: p.Kinds}
 		if p.Limit != nil {
 			if *p.Limit < 1 || *p.Limit > 100 {

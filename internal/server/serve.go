@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // ServeOptions configure Serve.
@@ -43,26 +45,26 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 		defer ln.Close()
 	}
-	engine, err := OpenEngine(ctx, o.Root, EngineOptions{Environ: o.Environ, Logger: logger})
+	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger})
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
+	defer eng.Close()
 	requests := newHTTPRequests()
-	srv, err := newServer(engine, o.Version, logger, requests)
+	srv, err := newServer(eng, o.Version, logger, requests)
 	if err != nil {
 		return err
 	}
-	pid, err := writePIDFile(o.Root, logger)
+	pid, err := engine.WritePIDFile(o.Root, logger)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := pid.remove(); err != nil {
+		if err := pid.Remove(); err != nil {
 			logger.Warn("remove PID file", "err", err)
 		}
 	}()
-	watcher, err := startReloader(ctx, engine, srv, logger)
+	watcher, err := eng.Watch(ctx, func(err error) { notify(ctx, srv, "error", err.Error()) })
 	if err != nil {
 		return err
 	}
@@ -72,23 +74,23 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if ln != nil {
 		transport = "http"
 		url := httpURL(ln)
-		remove, err := writeServerInfo(o.Root, ServerInfo{URL: url, PID: os.Getpid(), Transport: transport})
+		remove, err := engine.WriteServerInfo(o.Root, engine.ServerInfo{URL: url, PID: os.Getpid(), Transport: transport})
 		if err != nil {
 			return err
 		}
 		defer remove()
 		logger.Info("listening on "+url, "url", url, "token", o.Token != "")
 	}
-	reg := engine.Registry()
+	reg := eng.Registry()
 	logger.Info("server started", "pid", os.Getpid(), "repository", o.Root, "profile", reg.Profile,
 		"capabilities", len(reg.Capabilities), "transport", transport, "version", o.Version)
 
 	// A stop request ends running programs at once; the transport then
 	// returns as soon as their handlers do.
-	defer context.AfterFunc(ctx, engine.CancelRuns)()
+	defer context.AfterFunc(ctx, eng.CancelRuns)()
 	start := time.Now()
 	if ln != nil {
-		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), engine, logger)
+		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), eng, logger)
 	} else {
 		t := o.Transport
 		if t == nil {

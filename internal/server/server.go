@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/engine"
 )
 
 // instructions teach an agent the workflow: learn the modules first, then
@@ -22,20 +24,20 @@ Prefer one program that does several steps over many small calls.`
 
 // New returns an MCP server named omnidev with the omni_query and
 // omni_execute tools on the engine.
-func New(engine *Engine, version string, logger *slog.Logger) (*mcp.Server, error) {
-	return newServer(engine, version, logger, nil)
+func New(e *engine.Engine, version string, logger *slog.Logger) (*mcp.Server, error) {
+	return newServer(e, version, logger, nil)
 }
 
 // newServer is New with the HTTP request tracker of the HTTP transport.
-func newServer(engine *Engine, version string, logger *slog.Logger, requests *httpRequests) (*mcp.Server, error) {
+func newServer(e *engine.Engine, version string, logger *slog.Logger, requests *httpRequests) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "omnidev", Title: "omnidev", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(logger),
 	})
-	if err := addQueryTool(s, engine); err != nil {
+	if err := addQueryTool(s, e); err != nil {
 		return nil, err
 	}
-	if err := addExecuteTool(s, engine, requests); err != nil {
+	if err := addExecuteTool(s, e, requests); err != nil {
 		return nil, err
 	}
 	return s, nil

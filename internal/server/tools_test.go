@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -16,16 +19,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // annotations — so that any change to what agents see is a reviewed diff.
 // Rewrite with: go test ./internal/server -run TestToolsGolden -update
 func TestToolsGolden(t *testing.T) {
-	root := t.TempDir()
-	if err := os.CopyFS(filepath.Join(root, "omni"), os.DirFS("../../omni")); err != nil {
-		t.Fatal(err)
-	}
-	engine, err := OpenEngine(t.Context(), root, EngineOptions{})
+	eng, err := engine.Open(t.Context(), testrepo.CopyOmni(t), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer engine.Close()
-	srv, err := New(engine, "test", nil)
+	defer eng.Close()
+	srv, err := New(eng, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

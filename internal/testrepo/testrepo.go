@@ -137,3 +137,15 @@ func (b *Buffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// CopyOmni returns a new folder holding a copy of this repository's own
+// omni/ (the capabilities the end-to-end tests serve). It is for tests of
+// packages two levels below the module root, which is where they all are.
+func CopyOmni(tb testing.TB) string {
+	tb.Helper()
+	root := tb.TempDir()
+	if err := os.CopyFS(filepath.Join(root, "omni"), os.DirFS("../../omni")); err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}

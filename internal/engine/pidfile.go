@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"bytes"
@@ -17,16 +17,16 @@ import (
 // PIDFileName is the PID file's path relative to the repository root.
 const PIDFileName = ".omni/server.pid"
 
-// pidFile is the PID file this process wrote.
-type pidFile struct {
+// PIDFile is the PID file this process wrote.
+type PIDFile struct {
 	path string
 	pid  int
 }
 
-// writePIDFile records this process as the repository's server. Another
+// WritePIDFile records this process as the repository's server. Another
 // live server is not an error — several agents may serve one repository —
 // but it is worth a warning; the file then names the newest server.
-func writePIDFile(root string, logger *slog.Logger) (*pidFile, error) {
+func WritePIDFile(root string, logger *slog.Logger) (*PIDFile, error) {
 	path := filepath.Join(root, filepath.FromSlash(PIDFileName))
 	if st, err := ReadServerStatus(root); err == nil {
 		if st.Running {
@@ -39,12 +39,12 @@ func writePIDFile(root string, logger *slog.Logger) (*pidFile, error) {
 	if err := writeFileAtomic(path, []byte(strconv.Itoa(pid)+"\n")); err != nil {
 		return nil, fmt.Errorf("write PID file: %w", err)
 	}
-	return &pidFile{path: path, pid: pid}, nil
+	return &PIDFile{path: path, pid: pid}, nil
 }
 
-// remove deletes the PID file only if it still names this process: a newer
+// Remove deletes the PID file only if it still names this process: a newer
 // server that took it over keeps it.
-func (p *pidFile) remove() error {
+func (p *PIDFile) Remove() error {
 	data, err := os.ReadFile(p.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -1,12 +1,9 @@
-package server
+package engine
 
 import (
 	"context"
-	"log/slog"
 	"path/filepath"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/watch"
 )
@@ -24,27 +21,30 @@ func isReloadTrigger(rel string) bool {
 	return strings.HasPrefix(rel, "omni/capabilities/")
 }
 
-// startReloader watches the repository's config and capabilities and
-// reloads the engine when they change. A failed reload keeps the last good
-// state; its error is logged and sent to the connected clients.
+// Watch watches the repository's config and capabilities and reloads the
+// engine when they change. A failed reload keeps the last good state; its
+// error is logged and passed to onError (which may be nil), so a server can
+// tell its clients.
 //
 // Reloads run on the watcher's callback goroutine, one at a time: changes
 // made during a reload arrive as the next batch, so at most one reload runs
 // and one more is pending.
-func startReloader(ctx context.Context, e *Engine, srv *mcp.Server, logger *slog.Logger) (*watch.Watcher, error) {
+func (e *Engine) Watch(ctx context.Context, onError func(error)) (*watch.Watcher, error) {
 	onChange := func(b watch.Batch) {
 		if !b.Rescan && !anyTrigger(e.root, b.Paths) {
 			return
 		}
-		logger.Debug("reloading", "paths", len(b.Paths), "rescan", b.Rescan)
+		e.logger.Debug("reloading", "paths", len(b.Paths), "rescan", b.Rescan)
 		if err := e.Reload(ctx); err != nil {
-			logger.Error("reload failed", "err", err)
-			notify(ctx, srv, "error", err.Error())
+			e.logger.Error("reload failed", "err", err)
+			if onError != nil {
+				onError(err)
+			}
 		}
 	}
 	return watch.New(watch.Options{
 		Roots:  []string{filepath.Join(e.root, "omni"), filepath.Join(e.root, ".omni")},
-		Logger: logger,
+		Logger: e.logger,
 	}, onChange)
 }
 

@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"context"
@@ -45,18 +45,18 @@ type snapshot struct {
 	sandbox *sandbox.Sandbox
 }
 
-// EngineOptions configure OpenEngine.
-type EngineOptions struct {
+// Options configure Open.
+type Options struct {
 	// Environ is the process environment executed code may draw from
 	// (through the config's passthrough list and declared variables only).
 	Environ []string
 	Logger  *slog.Logger
 }
 
-// OpenEngine loads the repository at root, opens (or builds) its index and
+// Open loads the repository at root, opens (or builds) its index and
 // prepares its sandbox. A broken config is an error; broken capabilities are
 // problems in the registry, logged, and left out.
-func OpenEngine(ctx context.Context, root string, opts EngineOptions) (*Engine, error) {
+func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -218,3 +218,6 @@ func (e *Engine) Close() error {
 	}
 	return err
 }
+
+// Logger returns the logger the engine was opened with.
+func (e *Engine) Logger() *slog.Logger { return e.logger }

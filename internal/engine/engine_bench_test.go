@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func BenchmarkReload(b *testing.B) {
 	if _, err := captest.Generate(root, captest.Options{Capabilities: 4, DocsPerCap: 50}); err != nil {
 		b.Fatal(err)
 	}
-	e, err := OpenEngine(context.Background(), root, EngineOptions{})
+	e, err := Open(context.Background(), root, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package engine
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // checks that their runs never overlap.
 func TestRunsSerializedAcrossEngines(t *testing.T) {
 	a := newTestEngine(t)
-	b, err := OpenEngine(t.Context(), a.Root(), EngineOptions{Environ: os.Environ()})
+	b, err := Open(t.Context(), a.Root(), Options{Environ: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
