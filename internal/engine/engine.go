@@ -76,6 +76,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
+	e.executor.Warm() // the worktree baseline, built in the background
 	sb, err := sandbox.Prepare(root, reg)
 	if err != nil {
 		e.Close()
