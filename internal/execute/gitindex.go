@@ -134,8 +134,9 @@ func (r repository) prefix() string {
 //
 // An entry's stat data, mode and hash are decoded from fixed when asked
 // for, not up front: an index rewritten by `git status` or `git checkout`
-// usually differs from the last one only in those fields, and then the
-// new gitIndex keeps the old names and offsets and only swaps fixed.
+// usually differs from the last one only in those fields of a few
+// entries, and then the new gitIndex keeps the old names, offsets and
+// fixed fields, and holds the few entries that differ in changed.
 type gitIndex struct {
 	// file is the index file's stat data when it was read: the key under
 	// which an indexReader reuses it.
@@ -143,9 +144,13 @@ type gitIndex struct {
 	modTime int64 // the index file's mtime, for the racy-clean test
 	names   *indexNames
 	// fixed holds each entry's fixed-size fields at the entry's offset:
-	// the index file itself when plain, else a copy of each entry's fields.
+	// an index file itself when plain, else a copy of each entry's fields.
+	// It is never written once a gitIndex holds it.
 	fixed []byte
 	plain bool
+	// changed holds the fixed fields of the entries that differ from
+	// fixed, by offset.
+	changed map[uint32][]byte
 }
 
 // indexNames is what a rewrite of the index that changes only entries'
@@ -220,7 +225,11 @@ func (x *gitIndex) entry(rel string) (indexEntry, bool) {
 	if !ok {
 		return indexEntry{}, false
 	}
-	b := x.fixed[x.names.ents[i].off:]
+	off := x.names.ents[i].off
+	b := x.fixed[off:]
+	if c, ok := x.changed[off]; ok {
+		b = c
+	}
 	e := indexEntry{
 		mode:  filemode.FileMode(binary.BigEndian.Uint32(b[entryMode:])),
 		size:  binary.BigEndian.Uint32(b[entrySize:]),
@@ -305,8 +314,12 @@ type indexReader struct {
 	// git never rewrites a shared index file, it writes a new one.
 	shared     *indexFile
 	sharedName string
-	listed     bool     // the first use of git ls-files was logged
-	failed     fileStat // the last index file that could not be read: warned once
+	// scratch is the buffer the index file is read into, kept while no
+	// gitIndex holds it: reading 4 MB (50k entries) into fresh memory cost
+	// more in page faults than the read.
+	scratch []byte
+	listed  bool     // the first use of git ls-files was logged
+	failed  fileStat // the last index file that could not be read: warned once
 }
 
 func newIndexReader(logger *slog.Logger) *indexReader {
@@ -379,25 +392,41 @@ func (ir *indexReader) readFile(path string) ([]byte, fileStat, error) {
 	if ir.last != nil && ir.last.file == key {
 		return nil, key, nil
 	}
-	data := make([]byte, st.Size)
+	data := ir.scratch
+	if int64(cap(data)) < st.Size {
+		data = make([]byte, st.Size)
+	}
+	data = data[:st.Size]
+	ir.scratch = data
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, key, fmt.Errorf("read %s: %w", path, err)
 	}
 	return data, key, nil
 }
 
+// maxChanged is how many entries may differ from an earlier index's
+// fixed fields before a rewrite is held whole rather than as changes.
+const maxChanged = 4096
+
 // decode turns an index file into a gitIndex: from the last one when only
 // entries' fixed fields changed, else by parsing it (and its shared index
-// when split).
+// when split). data, the reader's scratch buffer, is copied or adopted.
 func (ir *indexReader) decode(r repository, data []byte, key fileStat) (*gitIndex, error) {
-	if last := ir.last; last != nil && last.plain && sameLayout(last.fixed, data, last.names) {
-		return &gitIndex{file: key, modTime: key.mtime, names: last.names, fixed: data, plain: true}, nil
+	if last := ir.last; last != nil && last.plain {
+		if changed, ok := changedEntries(last.fixed, data, last.names); ok {
+			x := &gitIndex{file: key, modTime: key.mtime, names: last.names, fixed: last.fixed, plain: true, changed: changed}
+			if len(changed) > maxChanged {
+				x.fixed, x.changed, ir.scratch = data, nil, nil
+			}
+			return x, nil
+		}
 	}
 	f, err := parseIndexFile(data)
 	if err != nil {
 		return nil, err
 	}
 	if f.link == nil {
+		ir.scratch = nil
 		return newGitIndex(key, data, f.entries, f, r.prefix()), nil
 	}
 	var base *indexFile
@@ -438,7 +467,7 @@ func (ir *indexReader) sharedIndex(r repository, id plumbing.Hash) (*indexFile, 
 // entries' fixed fields are in data. plain, if set, is the parsed file
 // that data is, for comparing the next rewrite with.
 func newGitIndex(key fileStat, data []byte, entries []rawEntry, plain *indexFile, prefix string) *gitIndex {
-	n := &indexNames{}
+	n := &indexNames{ents: make([]indexName, 0, len(entries))}
 	if plain != nil {
 		n.all, n.end = make([]uint32, len(entries)), plain.end
 	}
@@ -472,13 +501,16 @@ func newGitIndex(key fileStat, data []byte, entries []rawEntry, plain *indexFile
 
 func compareNames(a, b indexName) int { return strings.Compare(a.rel, b.rel) }
 
-// sameLayout reports whether the index file cur holds the same entries as
-// prev (whose layout is n) at the same offsets, differing at most in their
-// fixed fields: stat data, hash, and a mode of the same kind.
-func sameLayout(prev, cur []byte, n *indexNames) bool {
+// changedEntries reports whether the index file cur holds the same
+// entries as prev (whose layout is n) at the same offsets, differing at
+// most in their fixed fields: stat data, hash, and a mode of the same
+// kind. If so, it returns a copy of the fixed fields of those that differ,
+// by offset.
+func changedEntries(prev, cur []byte, n *indexNames) (map[uint32][]byte, bool) {
 	if n.end == 0 || len(cur) < n.end || !bytes.Equal(prev[:indexHeader], cur[:indexHeader]) {
-		return false
+		return nil, false
 	}
+	changed := make(map[uint32][]byte)
 	for p := indexHeader; p < n.end; {
 		q := mismatch(prev[p:n.end], cur[p:n.end])
 		if q < 0 {
@@ -490,18 +522,19 @@ func sameLayout(prev, cur []byte, n *indexNames) bool {
 			k--
 		}
 		if k < 0 {
-			return false
+			return nil, false
 		}
 		start := int(n.all[k])
 		if p-start >= entryFixed || modeKind(prev[start+entryMode:]) != modeKind(cur[start+entryMode:]) {
-			return false
+			return nil, false
 		}
+		changed[uint32(start)] = bytes.Clone(cur[start : start+entryFixed])
 		p = start + entryFixed
 	}
 	// The extensions may differ (the cache tree), as long as cur does not
 	// now need a shared index.
 	exts, err := parseExtensions(cur, n.end)
-	return err == nil && exts.link == nil
+	return changed, err == nil && exts.link == nil
 }
 
 // modeKind sorts an entry's mode into what newGitIndex keeps apart.
@@ -514,13 +547,16 @@ func modeKind(b []byte) filemode.FileMode {
 }
 
 // mismatch returns the index of the first byte where a and b (of a's
-// length at least) differ, or -1. Comparing blocks with bytes.Equal keeps
-// it at memory speed.
+// length at least) differ, or -1. Comparing blocks with bytes.Equal, big
+// ones then small ones, keeps it at memory speed.
 func mismatch(a, b []byte) int {
-	const block = 1024
+	const big, small = 16 << 10, 256
 	i := 0
-	for i+block <= len(a) && bytes.Equal(a[i:i+block], b[i:i+block]) {
-		i += block
+	for i+big <= len(a) && bytes.Equal(a[i:i+big], b[i:i+big]) {
+		i += big
+	}
+	for i+small <= len(a) && bytes.Equal(a[i:i+small], b[i:i+small]) {
+		i += small
 	}
 	for ; i < len(a); i++ {
 		if a[i] != b[i] {
@@ -576,7 +612,7 @@ func parseIndexFile(data []byte) (*indexFile, error) {
 	raw := make([]rawEntry, count)
 	// Names are gathered in one buffer and made strings at once: one
 	// allocation rather than one per entry.
-	var names []byte
+	names := make([]byte, 0, limit-indexHeader-count*entryHeader)
 	ends := make([]int, count)
 	prev := 0 // start of the previous name in names (version 4)
 	p := indexHeader
