@@ -162,7 +162,7 @@ func TestIndexReader(t *testing.T) {
 }
 
 // gitStdin runs git with stdin.
-func gitStdin(t *testing.T, dir, stdin string, args ...string) {
+func gitStdin(t testing.TB, dir, stdin string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")

@@ -48,7 +48,9 @@ const compactAfter = 1024
 // comes from a full walk compared with the baseline, exactly as without a
 // tracker, and the baseline is rebuilt by a walk before the next run.
 //
-// A tracker is used under its Executor's turn: no lock, no goroutine.
+// A tracker is used under its Executor's turn, or by the one goroutine
+// that builds its baseline in the background, which owns it until the
+// build is done: no lock.
 type tracker struct {
 	root     string
 	logger   *slog.Logger
