@@ -348,6 +348,8 @@ func (ir *indexReader) read(ctx context.Context, r repository) *gitIndex {
 	case err != nil:
 		ir.warn(key, err)
 		return nil
+	case key == ir.failed:
+		return nil // warned about already; unchanged since
 	case data == nil:
 		return ir.last
 	}
@@ -376,8 +378,9 @@ func (ir *indexReader) warn(key fileStat, err error) {
 }
 
 // readFile returns the index file and its stat data, or nil data when it
-// is the file last read. The stat data comes from the open file, so that
-// it describes the content read even if git replaces the file meanwhile.
+// is the file last read or the one that could not be. The stat data comes
+// from the open file, so that it describes the content read even if git
+// replaces the file meanwhile.
 func (ir *indexReader) readFile(path string) ([]byte, fileStat, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -389,7 +392,7 @@ func (ir *indexReader) readFile(path string) ([]byte, fileStat, error) {
 		return nil, fileStat{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	key := fileStatOf(&st)
-	if ir.last != nil && ir.last.file == key {
+	if ir.last != nil && ir.last.file == key || key == ir.failed {
 		return nil, key, nil
 	}
 	data := ir.scratch
