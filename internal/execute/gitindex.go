@@ -314,9 +314,8 @@ type indexReader struct {
 	// git never rewrites a shared index file, it writes a new one.
 	shared     *indexFile
 	sharedName string
-	// scratch is the buffer the index file is read into, kept while no
-	// gitIndex holds it: reading 4 MB (50k entries) into fresh memory cost
-	// more in page faults than the read.
+	// scratch is the buffer the index file is read into; no gitIndex
+	// holds it.
 	scratch []byte
 	listed  bool     // the first use of git ls-files was logged
 	failed  fileStat // the last index file that could not be read: warned once
@@ -413,13 +412,15 @@ const maxChanged = 4096
 
 // decode turns an index file into a gitIndex: from the last one when only
 // entries' fixed fields changed, else by parsing it (and its shared index
-// when split). data, the reader's scratch buffer, is copied or adopted.
+// when split). data is the reader's scratch buffer: what is kept of it is
+// copied, so that the next read finds it ready (reading into memory not
+// touched yet cost more page faults than the read itself).
 func (ir *indexReader) decode(r repository, data []byte, key fileStat) (*gitIndex, error) {
 	if last := ir.last; last != nil && last.plain {
 		if changed, ok := changedEntries(last.fixed, data, last.names); ok {
 			x := &gitIndex{file: key, modTime: key.mtime, names: last.names, fixed: last.fixed, plain: true, changed: changed}
 			if len(changed) > maxChanged {
-				x.fixed, x.changed, ir.scratch = data, nil, nil
+				x.fixed, x.changed = bytes.Clone(data), nil
 			}
 			return x, nil
 		}
@@ -429,8 +430,7 @@ func (ir *indexReader) decode(r repository, data []byte, key fileStat) (*gitInde
 		return nil, err
 	}
 	if f.link == nil {
-		ir.scratch = nil
-		return newGitIndex(key, data, f.entries, f, r.prefix()), nil
+		return newGitIndex(key, bytes.Clone(data), f.entries, f, r.prefix()), nil
 	}
 	var base *indexFile
 	if f.link.shared != plumbing.ZeroHash {
