@@ -173,20 +173,23 @@ func cpuTime() time.Duration {
 // git rewrites its index between runs, as a user working beside the agent
 // does: before each timed program, `git checkout -q -- . && git clean -fdq
 // && git status --porcelain` restores the worktree and refreshes the index.
-// On generated repositories of 1k, 10k (and, with OMNIDEV_BENCH_LARGE=1,
-// 50k) tracked files it reports:
+// It uses generated repositories of 1k and 10k (and, with
+// OMNIDEV_BENCH_LARGE=1, 50k) tracked files, and measures them in turn in
+// each iteration, so that load from other processes on a shared machine
+// hits every figure of a ratio alike:
 //
-//	overhead   overhead-ms: median of run - bun, both timed right after
-//	           the same git commands; x-git-status: against the median
-//	           `git status --porcelain` of those commands; x-1k: against
-//	           the 1k repository's overhead, measured in the same process
-//	first-run  first-ms: the overhead of the first run of an Executor
+//	overhead   <n>-overhead-ms: median of run - bun, both timed right
+//	           after the same git commands, with an Executor warmed long
+//	           before; <n>-x-1k: against the 1k repository's;
+//	           <n>-x-git-status: against the `git status --porcelain` of
+//	           those commands
+//	first-run  <n>-first-ms: the overhead of the first run of an Executor
 //	           warmed as the engine does when it opens (Warm), after 3 s
-//	           idle; x-steady: against the overhead above
+//	           idle; <n>-x-steady: against a warmed-long-before
+//	           Executor's run measured beside it
 //
 // Each figure also comes as CPU time (ours and our children's: cpu-...),
-// which load from other processes on a shared machine inflates less than
-// wall time.
+// which load inflates less than wall time.
 //
 // Run it with: go test -run '^$' -bench BenchmarkRunBesideGit -benchtime 9x ./internal/execute/
 func BenchmarkRunBesideGit(b *testing.B) {
@@ -196,96 +199,121 @@ func BenchmarkRunBesideGit(b *testing.B) {
 	if os.Getenv(largeBenchEnv) != "" {
 		sizes = append(sizes, 50_000)
 	}
-	var wall1k, cpu1k time.Duration
-	for _, n := range sizes {
-		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			root := testrepo.Generate(b, n)
-			program := filepath.Join(b.TempDir(), "program.ts")
-			if err := os.WriteFile(program, []byte(benchEdit), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			env := []string{"PATH=" + os.Getenv("PATH")}
-			req := request(prepare(b, root), benchEdit)
-			req.Env = env
-			bare := func(b *testing.B) {
-				cmd := exec.Command(bun, program)
-				cmd.Dir, cmd.Env = root, env
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("bun: %v\n%s", err, out)
-				}
-			}
-			run := func(e *Executor) func(*testing.B) {
-				return func(b *testing.B) {
-					res, err := e.Run(b.Context(), req)
-					if err != nil || res.ExitCode != 0 {
-						b.Fatalf("run: %v %+v", err, res)
-					}
-					if len(res.Changes) != 4 {
-						b.Fatalf("run reported %+v, want the 3 edits and created.txt", res.Changes)
-					}
-				}
-			}
-			// restore is what the user's git does between runs; it returns
-			// the time of its `git status`.
-			restore := func(b *testing.B) time.Duration {
-				testrepo.Git(b, root, "checkout", "-q", "--", ".")
-				testrepo.Git(b, root, "clean", "-fdq")
-				wall, _ := timed(b, func(b *testing.B) { testrepo.Git(b, root, "status", "--porcelain") })
-				return wall
-			}
-			// overhead runs bare bun and then op, each after restore, and
-			// returns op's wall and CPU time beyond bun's.
-			overhead := func(b *testing.B, op func(*testing.B)) (wall, cpu, git time.Duration) {
-				restore(b)
-				bunWall, bunCPU := timed(b, bare)
-				git = restore(b)
-				opWall, opCPU := timed(b, op)
-				return opWall - bunWall, opCPU - bunCPU, git
-			}
-
-			var steadyWall, steadyCPU time.Duration
-			b.Run("overhead", func(b *testing.B) {
-				e := New(root, nil)
-				defer e.Close()
-				e.Warm()
-				var wall, cpu, git []time.Duration
-				for b.Loop() {
-					w, c, g := overhead(b, run(e))
-					wall, cpu, git = append(wall, w), append(cpu, c), append(git, g)
-				}
-				steadyWall, steadyCPU = median(wall), median(cpu)
-				b.ReportMetric(ms(steadyWall), "overhead-ms")
-				b.ReportMetric(ms(steadyCPU), "overhead-cpu-ms")
-				b.ReportMetric(float64(steadyWall)/float64(median(git)), "x-git-status")
-				if n == 1_000 {
-					wall1k, cpu1k = steadyWall, steadyCPU
-				} else if wall1k > 0 {
-					b.ReportMetric(float64(steadyWall)/float64(wall1k), "x-1k")
-					b.ReportMetric(float64(steadyCPU)/float64(cpu1k), "cpu-x-1k")
-				}
-			})
-
-			b.Run("first-run", func(b *testing.B) {
-				const idle = 3 * time.Second
-				var wall, cpu []time.Duration
-				for b.Loop() {
-					e := New(root, nil)
-					e.Warm()
-					time.Sleep(idle)
-					w, c, _ := overhead(b, run(e))
-					e.Close()
-					wall, cpu = append(wall, w), append(cpu, c)
-				}
-				first, firstCPU := median(wall), median(cpu)
-				b.ReportMetric(ms(first), "first-ms")
-				b.ReportMetric(ms(firstCPU), "first-cpu-ms")
-				if steadyWall > 0 {
-					b.ReportMetric(float64(first)/float64(steadyWall), "x-steady")
-					b.ReportMetric(float64(firstCPU)/float64(steadyCPU), "cpu-x-steady")
-				}
-			})
-		})
+	type repo struct {
+		name    string
+		root    string
+		program string
+		req     Request
+		steady  *Executor
 	}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	var repos []*repo
+	for _, n := range sizes {
+		r := &repo{name: fmt.Sprintf("%dk", n/1000), root: testrepo.Generate(b, n)}
+		r.program = filepath.Join(b.TempDir(), "program.ts")
+		if err := os.WriteFile(r.program, []byte(benchEdit), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r.req = request(prepare(b, r.root), benchEdit)
+		r.req.Env = env
+		r.steady = New(r.root, nil)
+		defer r.steady.Close()
+		r.steady.Warm()
+		repos = append(repos, r)
+	}
+	bare := func(r *repo) func(*testing.B) {
+		return func(b *testing.B) {
+			cmd := exec.Command(bun, r.program)
+			cmd.Dir, cmd.Env = r.root, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("bun: %v\n%s", err, out)
+			}
+		}
+	}
+	run := func(r *repo, e *Executor) func(*testing.B) {
+		return func(b *testing.B) {
+			res, err := e.Run(b.Context(), r.req)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("run: %v %+v", err, res)
+			}
+			if len(res.Changes) != 4 {
+				b.Fatalf("run reported %+v, want the 3 edits and created.txt", res.Changes)
+			}
+		}
+	}
+	// restore is what the user's git does between runs; it returns the
+	// time of its `git status`.
+	restore := func(b *testing.B, r *repo) time.Duration {
+		testrepo.Git(b, r.root, "checkout", "-q", "--", ".")
+		testrepo.Git(b, r.root, "clean", "-fdq")
+		wall, _ := timed(b, func(b *testing.B) { testrepo.Git(b, r.root, "status", "--porcelain") })
+		return wall
+	}
+	// overhead times bare bun and op, each right after restore, and
+	// returns op's wall and CPU time beyond bun's, and git status's time.
+	overhead := func(b *testing.B, r *repo, op func(*testing.B)) (wall, cpu, git time.Duration) {
+		restore(b, r)
+		bunWall, bunCPU := timed(b, bare(r))
+		git = restore(b, r)
+		opWall, opCPU := timed(b, op)
+		return opWall - bunWall, opCPU - bunCPU, git
+	}
+	// samples collects one figure per repository across iterations.
+	type samples map[string][]time.Duration
+	report := func(b *testing.B, s samples, name, unit string) time.Duration {
+		m := median(s[name])
+		b.ReportMetric(ms(m), name+"-"+unit)
+		return m
+	}
+
+	// One run each, untimed: the baselines are built, the caches warm.
+	for _, r := range repos {
+		restore(b, r)
+		run(r, r.steady)(b)
+	}
+
+	b.Run("overhead", func(b *testing.B) {
+		wall, cpu, git := samples{}, samples{}, samples{}
+		for b.Loop() {
+			for _, r := range repos {
+				w, c, g := overhead(b, r, run(r, r.steady))
+				wall[r.name], cpu[r.name], git[r.name] = append(wall[r.name], w), append(cpu[r.name], c), append(git[r.name], g)
+			}
+		}
+		for _, r := range repos {
+			w, c := report(b, wall, r.name, "overhead-ms"), report(b, cpu, r.name, "overhead-cpu-ms")
+			b.ReportMetric(float64(w)/float64(median(git[r.name])), r.name+"-x-git-status")
+			if r != repos[0] {
+				b.ReportMetric(float64(w)/float64(median(wall[repos[0].name])), r.name+"-x-1k")
+				b.ReportMetric(float64(c)/float64(median(cpu[repos[0].name])), r.name+"-cpu-x-1k")
+			}
+		}
+	})
+
+	b.Run("first-run", func(b *testing.B) {
+		const idle = 3 * time.Second
+		first, firstCPU, steady, steadyCPU := samples{}, samples{}, samples{}, samples{}
+		for b.Loop() {
+			fresh := make([]*Executor, len(repos))
+			for i, r := range repos {
+				fresh[i] = New(r.root, nil)
+				fresh[i].Warm()
+			}
+			time.Sleep(idle)
+			for i, r := range repos {
+				w, c, _ := overhead(b, r, run(r, r.steady))
+				steady[r.name], steadyCPU[r.name] = append(steady[r.name], w), append(steadyCPU[r.name], c)
+				w, c, _ = overhead(b, r, run(r, fresh[i]))
+				first[r.name], firstCPU[r.name] = append(first[r.name], w), append(firstCPU[r.name], c)
+				fresh[i].Close()
+			}
+		}
+		for _, r := range repos {
+			w, c := report(b, first, r.name, "first-ms"), report(b, firstCPU, r.name, "first-cpu-ms")
+			b.ReportMetric(float64(w)/float64(median(steady[r.name])), r.name+"-x-steady")
+			b.ReportMetric(float64(c)/float64(median(steadyCPU[r.name])), r.name+"-cpu-x-steady")
+		}
+	})
 }
 
 // BenchmarkIndexRead reads a git index of 50k entries three ways: after a
