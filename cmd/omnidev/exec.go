@@ -35,7 +35,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout})
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout"})
 	if err != nil {
 		return err
 	}
@@ -91,5 +91,8 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 		(time.Duration(res.DurationMS) * time.Millisecond), res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
 	for _, c := range res.Changes {
 		fmt.Fprintf(w, "    %-8s %s (+%d -%d)\n", c.Status, c.Path, c.Insertions, c.Deletions)
+	}
+	if res.ChangesOmitted > 0 {
+		fmt.Fprintf(w, "    ... and %d more files (git status lists them all)\n", res.ChangesOmitted)
 	}
 }

@@ -54,40 +54,69 @@ type capLoader struct {
 	subdirs  map[string]*os.Root
 	budget   int // bytes left to read; see maxCapabilityBytes
 	problems []Problem
+	warnings []Problem
 }
 
-// loadCapability loads omni/capabilities/<id>. It returns nil when the
-// capability must be left out; the problems say why, and also list the
-// files that were skipped from a capability that loaded.
-func loadCapability(root, id string) (*Capability, []Problem) {
-	l := &capLoader{id: id, rel: capabilitiesDir + "/" + id, budget: maxCapabilityBytes}
+// loadCapability loads <dir>/<id> (dir relative to root, such as
+// omni/capabilities). It returns nil when the capability must be left out;
+// the problems say why, and also list the files that were skipped from a
+// capability that loaded, and what in it is ignored.
+func loadCapability(root, dir, id string) (*Capability, []Problem, []Problem) {
+	l := &capLoader{id: id, rel: dir + "/" + id, budget: maxCapabilityBytes}
+	c := l.load(root)
+	return c, l.problems, l.warnings
+}
+
+func (l *capLoader) load(root string) *Capability {
+	id := l.id
 	dir := filepath.Join(root, filepath.FromSlash(l.rel))
-	r, err := os.OpenRoot(dir)
+	r, err := openInside(root, l.rel)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			l.problem("", fmt.Sprintf("folder %s not found; create it or remove %q from the enable lists", l.rel, id))
-		} else {
+		case throughSymlink(os.DirFS(root), l.rel):
+			l.problem("", "the folder is a symlink that leads outside the repository or cannot be resolved; it is not followed: "+
+				"copy the capability into the repository or link to a folder inside it")
+		default:
 			l.problem("", readErrorMessage(err))
 		}
-		return nil, l.problems
+		return nil
 	}
 	l.root, l.fsys = r, r.FS()
 	defer l.close()
 
 	c := l.manifest()
 	if c == nil {
-		return nil, l.problems
+		return nil
 	}
 	c.Dir = dir
 	var ok bool
 	if c.Entry, ok = l.entry(); !ok {
-		return nil, l.problems
+		return nil
 	}
 	c.Types = l.types()
+	if c.Entry != "" && c.Types == "" {
+		l.warnings = append(l.warnings, Problem{Capability: id, Path: l.rel + "/types.d.ts",
+			Message: fmt.Sprintf("not found: agents see no type definitions for module %q; declare its exports there", c.Module)})
+	}
+	l.docsInCode(c.Entry)
 	c.Docs = l.docs()
 	c.Rules = l.rules()
 	c.Skills = l.skills()
-	return c, l.problems
+	return c
+}
+
+// openInside opens an os.Root on the folder rel of the repository at root,
+// resolving rel within the repository: symlinks that stay inside it are
+// followed, one that leads out fails as a doc's symlink does.
+func openInside(root, rel string) (*os.Root, error) {
+	repo, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	return repo.OpenRoot(filepath.FromSlash(rel))
 }
 
 // problem records a problem with the file rel (relative to the capability
@@ -181,6 +210,12 @@ func (l *capLoader) manifest() *Capability {
 		l.problem(manifestFile, err.Error())
 		return nil
 	}
+	// Decoded again for its metadata, so that parseManifest keeps its
+	// signature; a capability.toml is a few hundred bytes.
+	var raw rawManifest
+	if md, err := toml.Decode(string(data), &raw); err == nil {
+		l.problems = append(l.problems, unknownKeys(md, data, l.rel+"/"+manifestFile, l.id, knownEnvKey)...)
+	}
 	return c
 }
 
@@ -224,6 +259,18 @@ func parseManifest(data []byte, folder string) (*Capability, error) {
 		Module:      module,
 		EnvDecls:    decls,
 	}, nil
+}
+
+// knownEnvKey reports the keys of an [env] entry's table that envDecl reads.
+func knownEnvKey(k toml.Key) bool {
+	if len(k) != 3 || k[0] != "env" {
+		return false
+	}
+	switch k[2] {
+	case "default", "required", "secret":
+		return true
+	}
+	return false
 }
 
 // envDecls reads the [env] table of capability.toml, sorted by name.

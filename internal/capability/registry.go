@@ -13,6 +13,8 @@ import (
 type Registry struct {
 	// Root is the absolute path of the repository root (the folder holding omni/).
 	Root string
+	// Layout names the config file and the capabilities folder that were read.
+	Layout Layout
 	// Project is config.toml's project name ("" when unset).
 	Project string
 	// Profile is the active profile's name.
@@ -26,10 +28,21 @@ type Registry struct {
 	Sandbox Sandbox
 	// Env is the resolved environment for executed code.
 	Env Env
-	// Problems lists everything that was reported and left out (broken
-	// capabilities, skills without a name, missing folders...). A registry with
-	// problems is still usable.
+	// Unavailable are the enabled capabilities that loaded but cannot run,
+	// sorted by ID: their Error says why (a required variable is unset).
+	// They are listed to the agent with that error, and importing their
+	// module fails with it; they are not among Capabilities.
+	Unavailable []*Capability
+	// NotEnabled lists the capability folders (with a capability.toml) that
+	// no enable list of the active profile names, sorted.
+	NotEnabled []string
+	// Problems lists everything that was reported and left out or ignored
+	// (broken capabilities, unknown keys, skills without a name, missing
+	// folders...). A registry with problems is still usable.
 	Problems []Problem
+	// Warnings are worth fixing but lose nothing: a capability with code
+	// and no types.d.ts, for instance.
+	Warnings []Problem
 }
 
 // Capability is one loaded capability folder omni/capabilities/<id>/.
@@ -56,6 +69,9 @@ type Capability struct {
 	Skills []Skill
 	// EnvDecls are the [env] declarations of capability.toml, sorted by Name.
 	EnvDecls []EnvDecl
+	// Error is set on the capabilities of Registry.Unavailable: it says why
+	// the capability cannot run and how to fix it.
+	Error string
 }
 
 // Definition returns the capability's main doc (definition.md).
@@ -119,6 +135,15 @@ const (
 	DefaultRuntime        = "bun"
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxOutputBytes = 64 << 10
+)
+
+// Upper bounds of the [sandbox] section, checked when the config loads: a
+// value past them is a config error, never a timer or a buffer that size.
+// A run longer than an hour is a job for something other than an agent's
+// tool call, and a stream longer than 16 MiB is more than any agent reads.
+const (
+	MaxTimeout        = time.Hour
+	MaxMaxOutputBytes = 16 << 20
 )
 
 // DefaultEnvPassthrough is the default [sandbox] env_passthrough list.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/sandbox"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -305,6 +307,30 @@ console.error("small stderr");
 	}
 }
 
+// TestRunLargeCapSmallOutput runs a program that prints one line under the
+// largest output cap the config allows: the run must not allocate its two
+// streams' buffers at the cap (32 MiB), only what the program printed.
+func TestRunLargeCapSmallOutput(t *testing.T) {
+	requireBun(t)
+	root := t.TempDir()
+	req := request(prepare(t, root), `console.log("hi"); console.error("ho");`)
+	req.MaxOutputBytes = capability.MaxMaxOutputBytes
+	e := New(root, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := e.Run(t.Context(), req)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "hi\n" || res.Stderr != "ho\n" {
+		t.Fatalf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > capability.MaxMaxOutputBytes {
+		t.Errorf("a run printing 6 bytes under a %d-byte cap allocated %d bytes", req.MaxOutputBytes, allocated)
+	}
+}
+
 func TestRunSerializes(t *testing.T) {
 	requireBun(t)
 	root := t.TempDir()
@@ -357,8 +383,8 @@ func TestRunQueuedCancel(t *testing.T) {
 	sb := prepare(t, root)
 	e := New(root, nil)
 	started := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	first := make(chan error, 1)
+	go func() {
 		req := request(sb, "await new Promise((resolve) => setTimeout(resolve, 1500));\n")
 		req.Progress = func(Progress) {
 			select {
@@ -367,11 +393,14 @@ func TestRunQueuedCancel(t *testing.T) {
 				close(started)
 			}
 		}
-		if _, err := e.Run(t.Context(), req); err != nil {
-			t.Error(err)
-		}
-	})
-	<-started
+		_, err := e.Run(t.Context(), req)
+		first <- err
+	}()
+	select {
+	case <-started:
+	case err := <-first:
+		t.Fatalf("the first run ended before it reported progress: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -382,7 +411,9 @@ func TestRunQueuedCancel(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("queued run gave up after %v, want ~100ms", elapsed)
 	}
-	wg.Wait()
+	if err := <-first; err != nil {
+		t.Error(err)
+	}
 }
 
 func TestRunEnvironment(t *testing.T) {
@@ -627,7 +658,12 @@ func TestRunRuntimes(t *testing.T) {
 			testrepo.WriteFiles(t, dir, map[string]string{
 				"index.ts": "export function double(n: number): number { return n * 2; }\n",
 			})
-			sb := prepare(t, root, &capability.Capability{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"})
+			sb, err := sandbox.Prepare(root, &capability.Registry{Root: root,
+				Capabilities: []*capability.Capability{{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"}},
+				Unavailable:  []*capability.Capability{{ID: "gh", Module: "github", Error: "GH_TOKEN is not set"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			e := New(root, nil)
 			run := func(code string) *Result {
 				t.Helper()
@@ -645,6 +681,19 @@ func TestRunRuntimes(t *testing.T) {
 			res := run("import { double } from \"tasks\";\nconst n: number = double(2);\nexport async function main() { console.log(\"got\", n); return n; }\n")
 			if res.ExitCode != 4 || res.Stdout != "got 4\n" {
 				t.Errorf("import and return: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			testrepo.WriteFiles(t, root, map[string]string{"src/util.ts": "export const three: number = 3;\n"})
+			res = run("import { three } from \"./src/util.ts\";\nconsole.log(three);\n")
+			if res.ExitCode != 0 || res.Stdout != "3\n" {
+				t.Errorf("relative import from the root: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			res = run("import { x } from \"github\";\nconsole.log(x);\n")
+			if res.ExitCode != 1 || !strings.Contains(res.Stderr, `capability gh (module "github") is unavailable: GH_TOKEN is not set`) {
+				t.Errorf("import of an unavailable capability: exit %d, stderr %q", res.ExitCode, res.Stderr)
+			}
+			res = run("import { double } from \"taks\";\nconsole.log(double);\n")
+			if res.ExitCode == 0 || !strings.Contains(res.Stderr, "omnidev: there is no module `taks`; did you mean `tasks`?") {
+				t.Errorf("a mistyped module: exit %d, stderr %q", res.ExitCode, res.Stderr)
 			}
 			res = run("export function main() { throw new Error(\"boom\"); }\n")
 			if res.ExitCode != 1 || !strings.Contains(res.Stderr, "Error: boom") || !strings.Contains(res.Stderr, "main.ts") {

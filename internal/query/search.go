@@ -53,6 +53,16 @@ type CapabilitySummary struct {
 	Module      string `json:"module"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Skills are "name: description", one per skill.
+	Skills []string `json:"skills,omitempty"`
+	// Rules are "name: title", one per rule: guidance that always applies
+	// to code using the capability.
+	Rules []string `json:"rules,omitempty"`
+	// NoTypes is set when the capability has code but no type definitions.
+	NoTypes bool `json:"no_types,omitempty"`
+	// Error says why the capability cannot be used; importing its module
+	// fails with the same sentence.
+	Error string `json:"error,omitempty"`
 }
 
 // Search runs req. Errors that wrap ErrInvalidRequest are the caller's to
@@ -69,7 +79,7 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if strings.TrimSpace(req.Query) == "" {
 		return &Result{
 			Results:         []Hit{},
-			Summary:         summaries(st.caps),
+			Summary:         summaries(st.listed()),
 			TypeDefinitions: TypeDefinitions(st.caps),
 		}, nil
 	}
@@ -261,14 +271,39 @@ func storedString(h *search.DocumentMatch, field string) string {
 func summaries(caps []*capability.Capability) []CapabilitySummary {
 	out := make([]CapabilitySummary, 0, len(caps))
 	for _, c := range caps {
-		out = append(out, CapabilitySummary{
+		s := CapabilitySummary{
 			ID:          c.ID,
 			Module:      moduleOf(c),
 			Name:        c.Name,
 			Description: c.Description,
-		})
+			NoTypes:     c.Entry != "" && strings.TrimSpace(c.Types) == "" && c.Error == "",
+			Error:       c.Error,
+		}
+		for _, sk := range c.Skills {
+			s.Skills = append(s.Skills, oneLine(sk.Name+": "+sk.Description))
+		}
+		for _, r := range c.Rules {
+			s.Rules = append(s.Rules, oneLine(r.Name+": "+r.Title))
+		}
+		out = append(out, s)
 	}
 	return out
+}
+
+// listed returns the capabilities an empty query lists: the enabled ones
+// and those that cannot run (with their error), by id.
+func (st *state) listed() []*capability.Capability {
+	if len(st.unavailable) == 0 {
+		return st.caps
+	}
+	all := slices.Concat(st.caps, st.unavailable)
+	slices.SortFunc(all, func(a, b *capability.Capability) int { return strings.Compare(a.ID, b.ID) })
+	return all
+}
+
+// oneLine collapses whitespace, so that each entry of a list is one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func moduleOf(c *capability.Capability) string {
