@@ -46,7 +46,8 @@ const compactAfter = 1024
 // a .gitignore, the excludes, a nested repository or the tracked set of an
 // ignored folder changed, or the root itself moved. Then a run's report
 // comes from a full walk compared with the baseline, exactly as without a
-// tracker, and the baseline is rebuilt by a walk before the next run.
+// tracker, and the baseline is rebuilt by a walk before the next run (in
+// the background: see Executor.startBuild).
 //
 // A tracker is used under its Executor's turn, or by the one goroutine
 // that builds its baseline in the background, which owns it until the
