@@ -156,6 +156,14 @@ func rssMB() float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// selfCPU returns the CPU time used so far by this process, user and
+// system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // cpuTime returns the CPU time used so far by this process and its reaped
 // children, user and system.
 func cpuTime() time.Duration {
@@ -189,7 +197,9 @@ func cpuTime() time.Duration {
 //	           Executor's run measured beside it
 //
 // Each figure also comes as CPU time (ours and our children's: cpu-...),
-// which load inflates less than wall time.
+// which load inflates less than wall time, and <n>-self-cpu-ms is this
+// process's own CPU time in the run, without Bun's, whose variation from
+// run to run is larger than what the repository's size adds to ours.
 //
 // Run it with: go test -run '^$' -bench BenchmarkRunBesideGit -benchtime 9x ./internal/execute/
 func BenchmarkRunBesideGit(b *testing.B) {
@@ -250,13 +260,15 @@ func BenchmarkRunBesideGit(b *testing.B) {
 		return wall
 	}
 	// overhead times bare bun and op, each right after restore, and
-	// returns op's wall and CPU time beyond bun's, and git status's time.
-	overhead := func(b *testing.B, r *repo, op func(*testing.B)) (wall, cpu, git time.Duration) {
+	// returns op's wall and CPU time beyond bun's, git status's time and
+	// this process's CPU time in op.
+	overhead := func(b *testing.B, r *repo, op func(*testing.B)) (wall, cpu, git, self time.Duration) {
 		restore(b, r)
 		bunWall, bunCPU := timed(b, bare(r))
 		git = restore(b, r)
+		self = selfCPU()
 		opWall, opCPU := timed(b, op)
-		return opWall - bunWall, opCPU - bunCPU, git
+		return opWall - bunWall, opCPU - bunCPU, git, selfCPU() - self
 	}
 	// samples collects one figure per repository across iterations.
 	type samples map[string][]time.Duration
@@ -273,19 +285,22 @@ func BenchmarkRunBesideGit(b *testing.B) {
 	}
 
 	b.Run("overhead", func(b *testing.B) {
-		wall, cpu, git := samples{}, samples{}, samples{}
+		wall, cpu, git, self := samples{}, samples{}, samples{}, samples{}
 		for b.Loop() {
 			for _, r := range repos {
-				w, c, g := overhead(b, r, run(r, r.steady))
+				w, c, g, s := overhead(b, r, run(r, r.steady))
 				wall[r.name], cpu[r.name], git[r.name] = append(wall[r.name], w), append(cpu[r.name], c), append(git[r.name], g)
+				self[r.name] = append(self[r.name], s)
 			}
 		}
 		for _, r := range repos {
 			w, c := report(b, wall, r.name, "overhead-ms"), report(b, cpu, r.name, "overhead-cpu-ms")
+			s := report(b, self, r.name, "self-cpu-ms")
 			b.ReportMetric(float64(w)/float64(median(git[r.name])), r.name+"-x-git-status")
 			if r != repos[0] {
 				b.ReportMetric(float64(w)/float64(median(wall[repos[0].name])), r.name+"-x-1k")
 				b.ReportMetric(float64(c)/float64(median(cpu[repos[0].name])), r.name+"-cpu-x-1k")
+				b.ReportMetric(float64(s)/float64(median(self[repos[0].name])), r.name+"-self-x-1k")
 			}
 		}
 	})
@@ -301,9 +316,9 @@ func BenchmarkRunBesideGit(b *testing.B) {
 			}
 			time.Sleep(idle)
 			for i, r := range repos {
-				w, c, _ := overhead(b, r, run(r, r.steady))
+				w, c, _, _ := overhead(b, r, run(r, r.steady))
 				steady[r.name], steadyCPU[r.name] = append(steady[r.name], w), append(steadyCPU[r.name], c)
-				w, c, _ = overhead(b, r, run(r, fresh[i]))
+				w, c, _, _ = overhead(b, r, run(r, fresh[i]))
 				first[r.name], firstCPU[r.name] = append(first[r.name], w), append(firstCPU[r.name], c)
 				fresh[i].Close()
 			}
