@@ -18,9 +18,10 @@ deps:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
     @test -x .tools/node_modules/.bin/tsc -a -d .tools/node_modules/@types/node || npm install --prefix .tools --no-audit --no-fund --loglevel=error typescript@7.0.2 @types/node@26.6.6 </dev/null 1>&2
 
-# Build bin/omnidev.
+# Build bin/omnidev and, beside it, omnidev-sandbox (the small init each run starts in).
 build:
     go build -ldflags "-X main.version={{version}}" -o {{bin}} ./cmd/omnidev
+    go build -o {{bin}}-sandbox ./cmd/omnidev-sandbox
 
 # Run every test with the race detector, the capabilities' own Bun tests, and check each index.ts against its types.d.ts.
 test: deps
@@ -32,6 +33,10 @@ test: deps
 lint:
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
+
+# Build and vet for macOS (amd64 and arm64): it has no namespaces, and must still build.
+cross:
+    for arch in amd64 arm64; do GOOS=darwin GOARCH=$arch go build ./... && GOOS=darwin GOARCH=$arch go vet ./...; done
 
 # Format the code.
 fmt:
@@ -54,9 +59,9 @@ bench: deps build
     go test -run '^$' -bench . -skip BesideGit -benchtime 20x ./internal/execute/
     go test -run '^$' -bench BesideGit -benchtime 9x ./internal/execute/
     go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/
-    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible' -benchtime 20x ./internal/server/
+    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible|CatalogSync' -benchtime 20x ./internal/server/
     go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
 
 # Everything CI runs.
-ci: lint test smoke
+ci: lint cross test smoke

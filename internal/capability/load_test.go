@@ -376,8 +376,10 @@ PORT = 8080
 			{Name: "naming", Title: "Naming", Body: "# Naming\n", Path: dir + "rules/naming.md"},
 		},
 		Skills: []Skill{
-			{Name: "archive", Description: "Archive done tasks", Body: "Body\r\n", Path: dir + "skills/archive/SKILL.md"},
-			{Name: "triage", Description: "Sort new tasks", Body: "# Triage\n", Path: dir + "skills/triage/SKILL.md"},
+			{Name: "archive", Description: "Archive done tasks", Body: "Body\r\n", Path: dir + "skills/archive/SKILL.md",
+				Title: "archive", Text: "---\r\nname: \"archive\"\r\ndescription: 'Archive done tasks'\r\n---\r\nBody\r\n"},
+			{Name: "triage", Description: "Sort new tasks", Body: "# Triage\n", Path: dir + "skills/triage/SKILL.md",
+				Title: "Triage", Text: "---\nname: triage\ndescription: Sort new tasks\n---\n# Triage\n"},
 		},
 		EnvDecls: []EnvDecl{
 			{Name: "GITHUB_TOKEN", Required: true, Secret: true},

@@ -107,6 +107,25 @@ type Skill struct {
 	Body string
 	// Path is the file's path relative to Registry.Root, with "/" separators.
 	Path string
+	// Title is the frontmatter's title, else the body's first heading, else Name.
+	Title string
+	// Text is the whole file, frontmatter included.
+	Text string
+	// Arguments are the frontmatter's `arguments` list; a body that uses
+	// $ARGUMENTS without one has the single optional argument "arguments".
+	Arguments []SkillArgument
+}
+
+// SkillArgument is one argument of a skill: `${Name}` in its body stands
+// for the value given, `$ARGUMENTS` for all the values given.
+type SkillArgument struct {
+	Name        string
+	Title       string
+	Description string
+	Required    bool
+	// Values, when set, are the values a host offers as completions; other
+	// values are still accepted.
+	Values []string
 }
 
 // EnvDecl is one [env] entry of capability.toml.
@@ -128,6 +147,14 @@ type Sandbox struct {
 	MaxOutputBytes int
 	Network        bool
 	EnvPassthrough []string
+	// Filesystem is FilesystemIsolated, or FilesystemHost to leave the
+	// host's filesystem as it is.
+	Filesystem string
+	// Writable and Readable are absolute host paths added to the view.
+	Writable, Readable []string
+	// MemoryBytes and Processes limit a run (processes counts threads).
+	MemoryBytes int64
+	Processes   int
 }
 
 // Defaults of the [sandbox] section.

@@ -31,6 +31,9 @@ type Engine struct {
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
 
+	listenersMu sync.Mutex
+	listeners   []func(*capability.Registry) // see OnReload
+
 	// runs ends when the engine stops running programs (CancelRuns): the
 	// SDK keeps a handler's context alive until its client goes away, so a
 	// server that is shutting down needs its own way to end them.
@@ -162,6 +165,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		Timeout:        timeout,
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
+		Isolation:      policy(cfg),
 		Progress:       r.Progress,
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),
@@ -215,6 +219,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	}
 	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
 	e.logLoad("reloaded", reg, start, "index", stats)
+	e.reloaded(reg)
 	return nil
 }
 

@@ -9,6 +9,26 @@ import (
 	"github.com/omnidev/omnidev/internal/watch"
 )
 
+// OnReload registers fn to be called with the new registry after each
+// successful reload, once it is the engine's current one. Calls are made one
+// at a time, in the order of the reloads, before Reload returns: a listener
+// must not call Reload, and should be quick.
+func (e *Engine) OnReload(fn func(*capability.Registry)) {
+	e.listenersMu.Lock()
+	defer e.listenersMu.Unlock()
+	e.listeners = append(e.listeners, fn)
+}
+
+// reloaded calls the OnReload listeners; the caller holds reloadMu.
+func (e *Engine) reloaded(reg *capability.Registry) {
+	e.listenersMu.Lock()
+	fns := e.listeners
+	e.listenersMu.Unlock()
+	for _, fn := range fns {
+		fn(reg)
+	}
+}
+
 // isReloadTrigger reports whether a changed path (relative to the root,
 // with "/") affects the registry: a config file or a capabilities folder
 // of any layout capability.Load reads (a layout appears when its config

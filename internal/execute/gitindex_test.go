@@ -3,6 +3,7 @@ package execute
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -290,7 +291,7 @@ func TestIndexReaderUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log testrepo.Buffer
-	ir := newIndexReader(debugLogger(&log))
+	ir := newIndexReader(slog.New(slog.NewTextHandler(&log, nil)))
 	for range 3 {
 		if x := ir.read(t.Context(), r); x != nil {
 			t.Fatalf("read an index with an unknown required extension: %+v", x)
@@ -308,7 +309,7 @@ func TestIndexReaderUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}}; !sameChanges(got, want) {
+	if want := []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}}; !slices.Equal(got, want) {
 		t.Errorf("changes:\n got %+v\nwant %+v", got, want)
 	}
 }

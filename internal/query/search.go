@@ -45,6 +45,10 @@ type Hit struct {
 	// with matched words marked **like this**.
 	Snippet string  `json:"snippet"`
 	Score   float64 `json:"score"`
+	// URI is the resource that holds the whole document (a capability's
+	// definition.md, else its types.d.ts), for resources/read; empty when
+	// there is none.
+	URI string `json:"uri,omitempty"`
 }
 
 // CapabilitySummary describes one enabled capability.
@@ -141,6 +145,7 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 			Title:      storedString(l, fieldTitle),
 			Snippet:    snippetOf(l),
 			Score:      h.score,
+			URI:        hitURI(st.byID[capID], kind, name),
 		})
 		// A hit may come from a batch newer than st (Update swaps the state
 		// after the batch): its capability is then left out of the summary.
