@@ -7,13 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -314,11 +314,8 @@ type indexReader struct {
 	// git never rewrites a shared index file, it writes a new one.
 	shared     *indexFile
 	sharedName string
-	// scratch is the buffer the index file is read into; no gitIndex
-	// holds it.
-	scratch []byte
-	listed  bool     // the first use of git ls-files was logged
-	failed  fileStat // the last index file that could not be read: warned once
+	listed     bool     // the first use of git ls-files was logged
+	failed     fileStat // the last index file that could not be read: warned once
 }
 
 func newIndexReader(logger *slog.Logger) *indexReader {
@@ -336,7 +333,8 @@ func (ir *indexReader) read(ctx context.Context, r repository) *gitIndex {
 	if r.store == nil {
 		return nil
 	}
-	data, key, err := ir.readFile(filepath.Join(r.gitDir, "index"))
+	data, key, release, err := ir.mapFile(filepath.Join(r.gitDir, "index"))
+	defer release()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// No index yet (nothing was ever added): nothing is tracked.
@@ -352,7 +350,7 @@ func (ir *indexReader) read(ctx context.Context, r repository) *gitIndex {
 	case data == nil:
 		return ir.last
 	}
-	x, err := ir.decode(r, data, key)
+	x, err := ir.decodeMapped(r, data, key)
 	if err != nil {
 		cause := err
 		if x, err = ir.list(ctx, r, key); err != nil {
@@ -376,34 +374,52 @@ func (ir *indexReader) warn(key fileStat, err error) {
 	ir.logger.Warn("cannot read the git index; comparing every file with a copy instead", "err", err)
 }
 
-// readFile returns the index file and its stat data, or nil data when it
-// is the file last read or the one that could not be. The stat data comes
-// from the open file, so that it describes the content read even if git
-// replaces the file meanwhile.
-func (ir *indexReader) readFile(path string) ([]byte, fileStat, error) {
+// mapFile maps the index file into memory and returns it with its stat
+// data, or nil data when it is the file last read or the one that could
+// not be; release unmaps it. The stat data comes from the open file, so
+// that it describes the content mapped even if git replaces the file
+// meanwhile (git writes a new file and renames it over the old one, which
+// stays whole while mapped). Mapping rather than reading saves copying the
+// whole file (4 MB at 50k entries) to compare it with the last one.
+func (ir *indexReader) mapFile(path string) (data []byte, key fileStat, release func(), err error) {
+	release = func() {}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fileStat{}, err
+		return nil, fileStat{}, release, err
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, fileStat{}, fmt.Errorf("stat %s: %w", path, err)
+		return nil, fileStat{}, release, fmt.Errorf("stat %s: %w", path, err)
 	}
-	key := fileStatOf(&st)
+	key = fileStatOf(&st)
 	if ir.last != nil && ir.last.file == key || key == ir.failed {
-		return nil, key, nil
+		return nil, key, release, nil
 	}
-	data := ir.scratch
-	if int64(cap(data)) < st.Size {
-		data = make([]byte, st.Size)
+	if st.Size == 0 {
+		return []byte{}, key, release, nil // not an index: decoding says so
 	}
-	data = data[:st.Size]
-	ir.scratch = data
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, key, fmt.Errorf("read %s: %w", path, err)
+	data, err = unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, key, release, fmt.Errorf("map %s: %w", path, err)
 	}
-	return data, key, nil
+	return data, key, func() { unix.Munmap(data) }, nil
+}
+
+// decodeMapped decodes a mapped index file. A program that truncated the
+// file in place, as git never does, would make reading it fault (SIGBUS):
+// that is an error here, not a crash.
+func (ir *indexReader) decodeMapped(r repository, data []byte, key fileStat) (x *gitIndex, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); !fault {
+				panic(p)
+			}
+			x, err = nil, fmt.Errorf("read the git index: the file was cut short while read: %v", p)
+		}
+	}()
+	return ir.decode(r, data, key)
 }
 
 // maxChanged is how many entries may differ from an earlier index's
@@ -412,9 +428,7 @@ const maxChanged = 4096
 
 // decode turns an index file into a gitIndex: from the last one when only
 // entries' fixed fields changed, else by parsing it (and its shared index
-// when split). data is the reader's scratch buffer: what is kept of it is
-// copied, so that the next read finds it ready (reading into memory not
-// touched yet cost more page faults than the read itself).
+// when split). Whatever is kept of data, which is mapped, is copied.
 func (ir *indexReader) decode(r repository, data []byte, key fileStat) (*gitIndex, error) {
 	if last := ir.last; last != nil && last.plain {
 		if changed, ok := changedEntries(last.fixed, data, last.names); ok {

@@ -106,10 +106,11 @@ func TestIndexReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			ir := newIndexReader(nil)
-			data, key, err := ir.readFile(filepath.Join(r.gitDir, "index"))
+			data, key, release, err := ir.mapFile(filepath.Join(r.gitDir, "index"))
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer release()
 			x, err := ir.decode(r, data, key)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
@@ -311,5 +312,33 @@ func TestIndexReaderUnreadable(t *testing.T) {
 	}
 	if want := []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}}; !slices.Equal(got, want) {
 		t.Errorf("changes:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestIndexReaderTruncated: a program that cuts the index file short in
+// place while it is mapped (git never does; a tool writing the index
+// without a lock file might) makes reading it an error, not a crash.
+func TestIndexReaderTruncated(t *testing.T) {
+	files := map[string]string{}
+	for i := range 2_000 {
+		files[testrepo.Path(i)] = "x\n"
+	}
+	root := testrepo.New(t, files)
+	r, err := openRepository(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(r.gitDir, "index")
+	ir := newIndexReader(nil)
+	data, key, release, err := ir.mapFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := os.Truncate(path, 100); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := ir.decodeMapped(r, data, key); err == nil || !strings.Contains(err.Error(), "cut short") {
+		t.Fatalf("decodeMapped = %v, %v; want the error of a file cut short", x, err)
 	}
 }
