@@ -81,7 +81,9 @@ func (s envSources) missingRequired(c *Capability) []string {
 //
 // A variable is secret when a capability declares it secret or when
 // .omni/.env names it: that file is where people put tokens, and marking a
-// variable secret only keeps it out of logs.
+// variable secret only keeps it out of logs. A variable that a capability
+// with [mcp] declares secret is left out altogether, wherever its value
+// comes from: it is for that server's connection, not for the program.
 func resolveEnv(s envSources, caps []*Capability) Env {
 	type decl struct {
 		secret     bool
@@ -89,8 +91,13 @@ func resolveEnv(s envSources, caps []*Capability) Env {
 		def        string
 	}
 	declared := make(map[string]decl)
+	// A secret of a wrapped server's is for its connection only.
+	withheld := make(map[string]bool)
 	for _, c := range caps { // in ID order: the first capability's default wins
 		for _, d := range c.EnvDecls {
+			if d.Secret && c.rawMCP != nil {
+				withheld[d.Name] = true
+			}
 			cur := declared[d.Name]
 			cur.secret = cur.secret || d.Secret
 			if d.HasDefault && !cur.hasDefault {
@@ -115,6 +122,9 @@ func resolveEnv(s envSources, caps []*Capability) Env {
 	}
 
 	env := make(Env, 0, len(names))
+	for name := range withheld {
+		delete(names, name)
+	}
 	for name := range names {
 		d, isDeclared := declared[name]
 		value, source, ok := s.lookup(name, isDeclared)

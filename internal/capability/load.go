@@ -127,6 +127,10 @@ func loadCapabilities(root string, ids []string, src envSources) ([]*Capability,
 			})
 			continue
 		}
+		if err := resolveMCP(root, c, src); err != nil {
+			problems = append(problems, Problem{Capability: c.ID, Path: manifest, Message: err.Error()})
+			continue
+		}
 		modules[key] = c.ID
 		caps = append(caps, c)
 	}

@@ -56,6 +56,24 @@ type Capability struct {
 	Skills []Skill
 	// EnvDecls are the [env] declarations of capability.toml, sorted by Name.
 	EnvDecls []EnvDecl
+	// MCP is the [mcp] section, expanded: the capability wraps an MCP server
+	// and its module is generated from the server's tools. nil otherwise.
+	MCP *MCPServer
+	// Tools are the wrapped server's tools, sorted by name, and ToolsError
+	// why they are unknown. Load leaves both empty: whoever talks to the
+	// server fills them in a copy of the capability (WithTools).
+	Tools      []Tool
+	ToolsError string
+
+	rawMCP *rawMCP
+}
+
+// WithTools returns a copy of c with its wrapped server's tools, or the
+// error that kept them from being listed.
+func (c *Capability) WithTools(tools []Tool, toolsErr string) *Capability {
+	cp := *c
+	cp.Tools, cp.ToolsError = tools, toolsErr
+	return &cp
 }
 
 // Definition returns the capability's main doc (definition.md).
