@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
 // The channel between a running program and omnidev is a Unix socket that
@@ -30,12 +32,6 @@ import (
 // A socket is used rather than an inherited descriptor because it also
 // reaches a program in its own namespaces: a path socket crosses network
 // namespaces, and connect() works on a read-only mount.
-
-// Environment variables of a run that may call wrapped servers.
-const (
-	EnvSocket = "OMNIDEV_RELAY"
-	EnvToken  = "OMNIDEV_RELAY_TOKEN"
-)
 
 // maxLine bounds one request line: arguments of a tool call, not data.
 const maxLine = MaxResultBytes
@@ -54,7 +50,7 @@ type run struct {
 	conns    map[net.Conn]bool
 }
 
-// BeginRun registers a run and returns the variables (EnvSocket, EnvToken)
+// BeginRun registers a run and returns the variables (tsgen.EnvSocket, tsgen.EnvToken)
 // its program needs to call wrapped servers through the socket opened by
 // Listen. end cancels the run's calls still in flight (the servers get
 // notifications/cancelled) and closes its connections. progress, if set,
@@ -71,7 +67,7 @@ func (r *Relay) BeginRun(ctx context.Context, progress func(string)) (env []stri
 	r.runs.mu.Unlock()
 	r.mu.Lock()
 	if r.ln != nil {
-		env = []string{EnvSocket + "=" + r.ln.rel, EnvToken + "=" + token}
+		env = []string{tsgen.EnvSocket + "=" + r.ln.rel, tsgen.EnvToken + "=" + token}
 	}
 	r.mu.Unlock()
 	return env, func() {

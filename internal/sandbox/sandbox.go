@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
 // Names inside the sandbox folder.
@@ -97,7 +98,13 @@ type Sandbox struct {
 type module struct {
 	name string
 	dir  string // absolute capability folder
+	// files, when set, make the module a generated folder (a capability
+	// that wraps an MCP server) instead of a link to dir.
+	files map[string]string
 }
+
+// generatedEntry is the entry of a generated module.
+const generatedEntry = "index.ts"
 
 // Prepare builds <root>/.omni/sandbox for the enabled capabilities of reg:
 // one node_modules/<module> link per capability (links of capabilities no
@@ -120,6 +127,15 @@ func Prepare(root string, reg *capability.Registry) (*Sandbox, error) {
 			return nil, fmt.Errorf("capability %s: folder %q is not an absolute path", c.ID, c.Dir)
 		}
 		owner[c.Module] = c.ID
+		if c.MCP != nil {
+			s.modules = append(s.modules, module{name: c.Module, dir: c.Dir, files: map[string]string{
+				generatedEntry: tsgen.Module(c.ID, c.Tools),
+				"index.d.ts":   tsgen.Declaration(c.Module, c.Tools),
+				packageFile:    fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", c.Module, generatedEntry),
+			}})
+			imports[c.Module] = "./" + nodeModules + "/" + c.Module + "/" + generatedEntry
+			continue
+		}
 		s.modules = append(s.modules, module{name: c.Module, dir: c.Dir})
 		if c.Entry != "" {
 			// Deno resolves import-map targets as URLs, lexically, against
@@ -247,6 +263,13 @@ func (s *Sandbox) writeGeneration() (string, error) {
 			os.RemoveAll(gen)
 			return "", fmt.Errorf("module name %q escapes node_modules", m.name)
 		}
+		if m.files != nil {
+			if err := writeModule(link, m.files); err != nil {
+				os.RemoveAll(gen)
+				return "", fmt.Errorf("write module %s: %w", m.name, err)
+			}
+			continue
+		}
 		physDir, err := filepath.EvalSymlinks(m.dir)
 		if err != nil {
 			// A missing folder still gets its link: the import then fails
@@ -263,6 +286,19 @@ func (s *Sandbox) writeGeneration() (string, error) {
 		}
 	}
 	return gen, nil
+}
+
+// writeModule writes a generated module's folder.
+func writeModule(dir string, files map[string]string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // swap points node_modules at gen with a single rename of a new symlink over

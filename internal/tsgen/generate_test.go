@@ -21,7 +21,7 @@ func fixtureTools(t *testing.T) []capability.Tool {
 		t.Fatal(err)
 	}
 	var raw []struct {
-		Name, Title, Description string
+		Name, Title, Description  string
 		InputSchema, OutputSchema json.RawMessage
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -57,7 +57,7 @@ func TestDeclarationGolden(t *testing.T) {
 }
 
 func TestModuleGolden(t *testing.T) {
-	golden(t, "fixture.ts.golden", Module("fixture", fixtureTools(t), "OMNIDEV_RELAY", "OMNIDEV_RELAY_TOKEN"))
+	golden(t, "fixture.ts.golden", Module("fixture", fixtureTools(t)))
 }
 
 func TestIdentifier(t *testing.T) {
