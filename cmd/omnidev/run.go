@@ -173,7 +173,7 @@ func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, root, engine.Options{Environ: env.environ})
+	return engine.Open(ctx, root, engine.Options{Environ: env.environ, ServersOnDemand: true})
 }
 
 // printJSON prints v as the tools' JSON, indented for people.

@@ -14,6 +14,7 @@ import (
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/query"
+	"github.com/omnidev/omnidev/internal/relay"
 	"github.com/omnidev/omnidev/internal/sandbox"
 )
 
@@ -36,11 +37,20 @@ type Engine struct {
 	// server that is shutting down needs its own way to end them.
 	runs       context.Context
 	cancelRuns context.CancelFunc
+
+	// relay holds the sessions of wrapped MCP servers; onDemand: they start
+	// on a program's first import, not at Open.
+	relay    *relay.Relay
+	onDemand bool
+	closed   bool // guarded by reloadMu
 }
 
 // snapshot is what one load of the repository produced. It is immutable and
 // swapped as a whole, so a request sees one consistent state from start to end.
 type snapshot struct {
+	// base is the registry as loaded; reg is base with the wrapped
+	// servers' tools filled in, which everything else uses.
+	base    *capability.Registry
 	reg     *capability.Registry
 	sandbox *sandbox.Sandbox
 }
@@ -51,6 +61,9 @@ type Options struct {
 	// (through the config's passthrough list and declared variables only).
 	Environ []string
 	Logger  *slog.Logger
+	// ServersOnDemand starts wrapped MCP servers when a program imports
+	// them (omnidev exec) instead of in the background at Open (serve).
+	ServersOnDemand bool
 }
 
 // Open loads the repository at root, opens (or builds) its index and
@@ -76,12 +89,18 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
-	sb, err := sandbox.Prepare(root, reg)
+	if err := e.openRelay(reg, opts.ServersOnDemand); err != nil {
+		e.Close()
+		return nil, err
+	}
+	full := e.withTools(reg)
+	sb, err := sandbox.Prepare(root, full)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
-	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
+	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	e.logLoad("loaded", reg, start, "index", e.index.Stats())
 	return e, nil
 }
@@ -149,16 +168,19 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		return nil, err
 	}
 	defer unlock()
+	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
+	defer endRelay()
+	snap = e.snap.Load() // the servers it started may have listed their tools
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Sandbox:        snap.sandbox,
 		Runtime:        cfg.Runtime,
 		Command:        cfg.Command,
-		Env:            snap.reg.Env.Environ(),
+		Env:            append(snap.reg.Env.Environ(), relayEnv...),
 		Timeout:        timeout,
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
-		Progress:       r.Progress,
+		Progress:       progress,
 	})
 }
 
@@ -172,15 +194,19 @@ func (e *Engine) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reload: %w (keeping the last good configuration)", err)
 	}
-	sb, err := sandbox.Prepare(e.root, reg)
+	// Servers no longer enabled, or configured differently, stop here;
+	// the others keep their sessions.
+	e.relay.Sync(mcpServers(reg), !e.onDemand)
+	full := e.withTools(reg)
+	sb, err := sandbox.Prepare(e.root, full)
 	if err != nil {
 		return fmt.Errorf("reload: prepare sandbox: %w (keeping the last good configuration)", err)
 	}
-	stats, err := e.index.Update(ctx, reg)
+	stats, err := e.index.Update(ctx, full)
 	if err != nil {
 		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
 	}
-	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
 	e.logLoad("reloaded", reg, start, "index", stats)
 	return nil
 }
@@ -208,11 +234,18 @@ func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time, 
 // executions return at once, cancelled.
 func (e *Engine) CancelRuns() { e.cancelRuns() }
 
-// Close cancels the runs, releases the executor's worktree tracking and
-// the index.
+// Close cancels the runs, stops the wrapped MCP servers, and releases the
+// executor's worktree tracking and the index.
 func (e *Engine) Close() error {
 	e.cancelRuns()
-	err := errors.Join(e.executor.Close(), e.index.Close())
+	e.reloadMu.Lock()
+	e.closed = true
+	e.reloadMu.Unlock()
+	var rerr error
+	if e.relay != nil {
+		rerr = e.relay.Close()
+	}
+	err := errors.Join(rerr, e.executor.Close(), e.index.Close())
 	if e.indexTmp != "" {
 		os.RemoveAll(e.indexTmp)
 	}

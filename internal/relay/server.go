@@ -151,7 +151,9 @@ func (s *server) start() {
 	}
 	logErr := s.err
 	s.mu.Unlock()
-	close(ch)
+	// Waiters are released only after OnChange has run, so that what they
+	// do next (run a program importing the module) sees the tools.
+	defer close(ch)
 	if logErr != nil {
 		s.r.logger.Warn("wrapped MCP server did not start", "capability", s.id, "error", logErr)
 	} else {

@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/relay"
+	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/tsgen"
+)
+
+// relaySocket is the relay's socket relative to the repository root, where
+// programs run: a relative path fits in sun_path however deep the
+// repository is, and .omni/ stays visible (read-only) inside the sandbox.
+func relaySocket() string {
+	return filepath.Join(".omni", "relay", strconv.Itoa(os.Getpid())+".sock")
+}
+
+// openRelay starts the relay and its socket, and the servers of reg's
+// capabilities unless they start on demand.
+func (e *Engine) openRelay(reg *capability.Registry, onDemand bool) error {
+	e.relay = relay.New(relay.Options{Environ: e.environ, Logger: e.logger, OnChange: e.toolsChanged})
+	rel := relaySocket()
+	if err := e.relay.Listen(filepath.Join(e.root, rel), rel); err != nil {
+		return err
+	}
+	e.onDemand = onDemand
+	e.relay.Sync(mcpServers(reg), !onDemand)
+	return nil
+}
+
+func mcpServers(reg *capability.Registry) map[string]*capability.MCPServer {
+	m := make(map[string]*capability.MCPServer)
+	for _, c := range reg.Capabilities {
+		if c.MCP != nil {
+			m[c.ID] = c.MCP
+		}
+	}
+	return m
+}
+
+// withTools returns reg with each wrapped server's tools (or error) and
+// generated type definitions filled in. reg itself is not modified.
+func (e *Engine) withTools(reg *capability.Registry) *capability.Registry {
+	out := *reg
+	out.Capabilities = make([]*capability.Capability, len(reg.Capabilities))
+	for i, c := range reg.Capabilities {
+		if c.MCP == nil {
+			out.Capabilities[i] = c
+			continue
+		}
+		st, _ := e.relay.Status(c.ID)
+		msg := ""
+		switch {
+		case st.Err != nil:
+			msg = st.Err.Error()
+		case !st.Ready:
+			msg = "starting: its tools are listed as soon as the server answers"
+		}
+		cp := c.WithTools(st.Tools, msg)
+		if len(st.Tools) > 0 {
+			cp.Types = tsgen.Declaration(c.Module, st.Tools)
+		}
+		out.Capabilities[i] = cp
+	}
+	return &out
+}
+
+// toolsChanged re-derives the snapshot after a wrapped server listed its
+// tools, changed them or failed: the index and the generated modules
+// follow, so that a new tool is searchable and importable by the next run.
+func (e *Engine) toolsChanged(id string) {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	if e.closed {
+		return
+	}
+	start := time.Now()
+	snap := e.snap.Load()
+	reg := e.withTools(snap.base)
+	sb, err := sandbox.Prepare(e.root, reg)
+	if err != nil {
+		e.logger.Error("regenerate modules after a wrapped server changed", "capability", id, "error", err)
+		return
+	}
+	stats, err := e.index.Update(context.Background(), reg)
+	if err != nil {
+		e.logger.Error("index tools after a wrapped server changed", "capability", id, "error", err)
+		return
+	}
+	e.snap.Store(&snapshot{base: snap.base, reg: reg, sandbox: sb})
+	e.logger.Info("wrapped server tools updated", "capability", id, "duration", time.Since(start).Round(time.Microsecond), "index", stats)
+}
+
+// importedServers returns the IDs of the wrapped capabilities whose module
+// the program names in a string literal: those it may import.
+func importedServers(reg *capability.Registry, code string) []string {
+	var ids []string
+	for _, c := range reg.Capabilities {
+		if c.MCP != nil && (strings.Contains(code, `"`+c.Module+`"`) || strings.Contains(code, `'`+c.Module+`'`)) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// beginRelayRun readies the servers the program imports and registers the
+// run with the relay; it returns the variables to add to the program's
+// environment, the progress callback to give the executor, and end, which
+// cancels the run's calls still in flight.
+func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func()) {
+	ids := importedServers(reg, code)
+	if len(ids) == 0 {
+		return nil, progress, func() {}
+	}
+	e.relay.Ensure(ctx, ids)
+	if progress == nil {
+		env, end = e.relay.BeginRun(ctx, nil)
+		return env, nil, end
+	}
+	// The executor's reports and the servers' come from different
+	// goroutines; the callback is promised never to run concurrently.
+	var mu sync.Mutex
+	started := time.Now()
+	guarded = func(p execute.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress(p)
+	}
+	env, end = e.relay.BeginRun(ctx, func(msg string) {
+		guarded(execute.Progress{Elapsed: time.Since(started), Message: msg})
+	})
+	return env, guarded, end
+}
+
+// WrappedServer is one wrapped MCP server as doctor shows it.
+type WrappedServer struct {
+	Capability string
+	Target     string
+	Started    bool
+	Tools      int
+	Err        error
+}
+
+// WrappedServers reports the wrapped servers of the current registry.
+func (e *Engine) WrappedServers() []WrappedServer {
+	var out []WrappedServer
+	for _, c := range e.Registry().Capabilities {
+		if c.MCP == nil {
+			continue
+		}
+		st, _ := e.relay.Status(c.ID)
+		out = append(out, WrappedServer{Capability: c.ID, Target: c.MCP.Target(), Started: st.Started, Tools: len(st.Tools), Err: st.Err})
+	}
+	return out
+}
+
+// ensureAll starts every wrapped server and waits until each is ready or
+// ctx ends.
+func (e *Engine) ensureAll(ctx context.Context) {
+	var ids []string
+	for _, c := range e.Registry().Capabilities {
+		if c.MCP != nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	e.relay.Ensure(ctx, ids)
+}
+
