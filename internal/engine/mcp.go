@@ -173,4 +173,3 @@ func (e *Engine) ensureAll(ctx context.Context) {
 	}
 	e.relay.Ensure(ctx, ids)
 }
-

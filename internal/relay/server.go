@@ -438,11 +438,16 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 		case ctx.Err() != nil:
 			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled (the run ended or timed out)", tool)}
 		}
+		// The SDK refuses a frame over its line limit (16 MiB, the same cap
+		// as ours) and ends the session.
+		if strings.Contains(err.Error(), "maximum line length") {
+			return nil, &CallError{Message: fmt.Sprintf("call %s: the result is over the %d MiB limit; ask the tool for less (a page, a filter)", tool, MaxResultBytes>>20)}
+		}
 		// The session ended under the call: the server crashed.
 		s.mu.Lock()
 		dead := s.cs != cs
 		s.mu.Unlock()
-		if dead || errors.Is(err, mcp.ErrConnectionClosed) {
+		if dead || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 			return nil, &CallError{Message: fmt.Sprintf("call %s: MCP server %s exited during the call; it is started again on the next call", tool, s.spec.Target())}
 		}
 		return nil, &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
