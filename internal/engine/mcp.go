@@ -127,11 +127,18 @@ func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, co
 	}
 	// The executor's reports and the servers' come from different
 	// goroutines; the callback is promised never to run concurrently.
+	// Progress values must grow: the two sources measure elapsed time
+	// from different moments, so each report is kept above the last one.
 	var mu sync.Mutex
+	var last time.Duration
 	started := time.Now()
 	guarded = func(p execute.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
+		if p.Elapsed <= last {
+			p.Elapsed = last + time.Millisecond
+		}
+		last = p.Elapsed
 		progress(p)
 	}
 	env, end = e.relay.BeginRun(ctx, func(msg string) {

@@ -14,8 +14,10 @@ func setProcessGroup(cmd *exec.Cmd) {
 }
 
 // killGroup kills what is left of the server's process group.
-func killGroup(cmd *exec.Cmd) {
+func killGroup(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGKILL) }
+
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-cmd.Process.Pid, sig)
 	}
 }

@@ -124,10 +124,11 @@ func TestCallResults(t *testing.T) {
 			sc, _ := r["structuredContent"].(map[string]any)
 			return unless(sc["city"] == "Oslo" && sc["temperature"] == 21.5, "structuredContent %v", r["structuredContent"])
 		}},
-		{name: "large result arrives whole", tool: "big", args: map[string]any{"bytes": 8 << 20}, check: func(r map[string]any) string {
-			return unless(len(resultText(r)) == 8<<20, "text of %d bytes", len(resultText(r)))
+		// Results near and over the 16 MiB cap are tested end to end
+		// (server package): under the race detector they take a minute.
+		{name: "large result arrives whole", tool: "big", args: map[string]any{"bytes": 1 << 20}, check: func(r map[string]any) string {
+			return unless(len(resultText(r)) == 1<<20, "text of %d bytes", len(resultText(r)))
 		}},
-		{name: "result over the cap", tool: "big", args: map[string]any{"bytes": 17 << 20}, wantErr: "over the 16 MiB limit"},
 		{name: "JSON-RPC error", tool: "no-such-tool", wantErr: "no-such-tool"},
 		{name: "exact environment", tool: "env", check: func(r map[string]any) string {
 			var names []string

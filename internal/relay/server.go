@@ -173,10 +173,21 @@ func backoff(crashes int) time.Duration {
 	return min(d, maxBackoff)
 }
 
-// watch waits for cs to end and, unless the server was stopped, records
-// the exit so that the next call starts it again.
+// watch waits for cs to end and records it.
 func (s *server) watch(cs *mcp.ClientSession) {
 	werr := cs.Wait()
+	reason := "it closed the connection"
+	if werr != nil && !errors.Is(werr, io.EOF) {
+		reason = werr.Error()
+	}
+	s.ended(cs, reason)
+}
+
+// ended records that cs is over unless the server was stopped or cs was
+// already replaced, so that the next call starts the server again. A call
+// that failed with the session calls it at once: the next call must not
+// pick the dead session before watch notices.
+func (s *server) ended(cs *mcp.ClientSession, reason string) {
 	s.mu.Lock()
 	if s.cs != cs {
 		s.mu.Unlock()
@@ -190,13 +201,10 @@ func (s *server) watch(cs *mcp.ClientSession) {
 	}
 	s.crashes++
 	s.retryAt = time.Now().Add(backoff(s.crashes))
-	reason := "it closed the connection"
-	if werr != nil && !errors.Is(werr, io.EOF) {
-		reason = werr.Error()
-	}
 	s.err = fmt.Errorf("MCP server %s exited: %s; it is started again on the next call", s.spec.Target(), reason)
 	err := s.err
 	s.mu.Unlock()
+	go cs.Close()
 	stop()
 	s.r.logger.Warn("wrapped MCP server exited", "capability", s.id, "error", err)
 	s.notify()
@@ -296,8 +304,9 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, stopGroup 
 		cmd.Env = s.environ()
 		cmd.Stderr = &logWriter{logger: s.r.logger, id: s.id}
 		setProcessGroup(cmd)
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
-		stopGroup = func() { killGroup(cmd) }
+		if transport, stopGroup, err = startStdio(cmd); err != nil {
+			return nil, nil, err
+		}
 	}
 	cs, err = client.Connect(ctx, transport, nil)
 	if err != nil {
@@ -438,9 +447,10 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 		case ctx.Err() != nil:
 			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled (the run ended or timed out)", tool)}
 		}
-		// The SDK refuses a frame over its line limit (16 MiB, the same cap
-		// as ours) and ends the session.
+		// The SDK refuses a frame over its line limit (maxFrameBytes) and
+		// ends the session.
 		if strings.Contains(err.Error(), "maximum line length") {
+			s.ended(cs, "it sent a message over the size limit")
 			return nil, &CallError{Message: fmt.Sprintf("call %s: the result is over the %d MiB limit; ask the tool for less (a page, a filter)", tool, MaxResultBytes>>20)}
 		}
 		// The session ended under the call: the server crashed.
@@ -448,6 +458,7 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 		dead := s.cs != cs
 		s.mu.Unlock()
 		if dead || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+			s.ended(cs, "during a call of "+tool)
 			return nil, &CallError{Message: fmt.Sprintf("call %s: MCP server %s exited during the call; it is started again on the next call", tool, s.spec.Target())}
 		}
 		return nil, &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}

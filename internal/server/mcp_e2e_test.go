@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // wrappedRepo is a repository whose capability "everything" wraps the MCP
@@ -142,4 +145,112 @@ console.log((await getSum({ a: 40, b: 2 })).text);
 	if pids := serverPIDsIn(root); len(pids) > 0 {
 		t.Errorf("wrapped servers %v outlived omnidev exec", pids)
 	}
+}
+
+// TestEndToEndMisbehavingServer runs programs against the relay's own test
+// server: JSON-RPC errors, isError, structured content, large results, a
+// crash mid-call, progress, and a run whose timeout cancels its calls.
+func TestEndToEndMisbehavingServer(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "testserver")
+	build := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build testserver: %v\n%s", err, out)
+	}
+	root := t.TempDir()
+	cancelFile := filepath.Join(dir, "cancelled")
+	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n")
+	writeFile(t, root, "omni/capabilities/bad/capability.toml", `[capability]
+id = "bad"
+[mcp]
+command = "`+bin+`"
+env = { CANCEL_FILE = "`+cancelFile+`" }
+`)
+	git(t, root, "init", "-q", "-b", "main")
+	s := startServer(t, root)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	type runResult struct {
+		ExitCode int    `json:"exit_code"`
+		Stdout   string `json:"stdout"`
+		Stderr   string `json:"stderr"`
+		TimedOut bool   `json:"timed_out"`
+	}
+	run := func(t *testing.T, code string, extra map[string]any) runResult {
+		t.Helper()
+		args := map[string]any{"code": code}
+		for k, v := range extra {
+			args[k] = v
+		}
+		var res runResult
+		s.call(t, ctx, "omni_execute", args, &res)
+		return res
+	}
+	tests := []struct {
+		name string
+		code string
+		want []string
+	}{
+		{"JSON-RPC error", `import { call } from "bad";
+try { await call("no-such-tool"); } catch (e) { console.log("code", e.code, e.message); }`, []string{"code -32602 unknown tool"}},
+		{"isError", `import { fail } from "bad";
+try { await fail(); } catch (e) { console.log("error:", e.message); }`, []string{"error: the widget is broken"}},
+		{"structured content", `import { weather } from "bad";
+console.log(JSON.stringify(await weather({ city: "Oslo" })));`, []string{`{"city":"Oslo","temperature":21.5}`}},
+		{"large result", `import { big } from "bad";
+const r = await big({ bytes: 16 * 1024 * 1024 - 1024 });
+console.log("length", r.text.length);
+try { await big({ bytes: 17 * 1024 * 1024 }); } catch (e) { console.log("too big:", e.message); }`, []string{"length 16776192", "over the 16 MiB limit"}},
+		{"crash mid-call, then restart", `import { crash, echo } from "bad";
+try { await crash(); } catch (e) { console.log("crash:", e.message); }
+console.log((await echo({ message: "back" })).text);`, []string{"crash: call crash: MCP server", "exited during the call", "Echo: back"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, tt.code, nil)
+			for _, w := range tt.want {
+				if !strings.Contains(res.Stdout, w) {
+					t.Errorf("stdout lacks %q\nstdout:\n%s\nstderr:\n%s", w, res.Stdout, res.Stderr)
+				}
+			}
+		})
+	}
+
+	t.Run("progress of a wrapped call", func(t *testing.T) {
+		for len(s.progress) > 0 {
+			<-s.progress
+		}
+		params := &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{
+			"code": `import { sleep } from "bad"; await sleep({ ms: 300 });`,
+		}}
+		params.SetProgressToken("wrapped-1")
+		if _, err := s.session.CallTool(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []string
+		for len(s.progress) > 0 {
+			msgs = append(msgs, (<-s.progress).Message)
+		}
+		if !slices.Contains(msgs, "sleeping 1/2") {
+			t.Errorf("progress messages %q, want the wrapped server's \"sleeping 1/2\"", msgs)
+		}
+	})
+
+	t.Run("a run that times out cancels its calls", func(t *testing.T) {
+		res := run(t, `import { sleep } from "bad"; await sleep({ ms: 30000 });`, map[string]any{"timeout_ms": 1500})
+		if !res.TimedOut {
+			t.Fatalf("run did not time out: %+v", res)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if data, _ := os.ReadFile(cancelFile); strings.Contains(string(data), "cancelled") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the wrapped server never saw notifications/cancelled")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 }
