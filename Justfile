@@ -12,10 +12,12 @@ bin := justfile_directory() + "/bin/omnidev"
 default:
     @just --list
 
-# Install what the tests need and a fresh machine lacks (Bun), into .tools/.
+# Install what the tests need and a fresh machine lacks (Bun, the reference MCP servers the relay's tests wrap), into .tools/.
 # (No stdin, output to stderr: `just serve`'s stdin and stdout carry JSON-RPC.)
 deps:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
+    @command -v mcp-server-everything >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything </dev/null 1>&2
+    @command -v mcp-server-memory >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-memory </dev/null 1>&2
 
 # Build bin/omnidev.
 build:
@@ -54,6 +56,7 @@ bench: deps build
     go test -run '^$' -bench 'Startup|Execute$|ReloadVisible' -benchtime 20x ./internal/server/
     go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
+    go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/
 
 # Everything CI runs.
 ci: lint test smoke

@@ -235,6 +235,11 @@ func (x *expander) expand(s string) string {
 	return b.String()
 }
 
+// RootVar names the repository root in [mcp] values, for servers that
+// resolve a relative path against their own folder rather than their
+// working folder. Any source that sets it wins.
+const RootVar = "OMNIDEV_ROOT"
+
 // resolveMCP expands c's [mcp] section with the capability's own defaults
 // and the environment sources, in the precedence executed code's
 // environment has.
@@ -252,8 +257,13 @@ func resolveMCP(root string, c *Capability, src envSources) error {
 		if v, _, ok := src.lookup(name, true); ok {
 			return v, true
 		}
-		v, ok := defaults[name]
-		return v, ok
+		if v, ok := defaults[name]; ok {
+			return v, true
+		}
+		if name == RootVar {
+			return root, true
+		}
+		return "", false
 	}
 	m, err := c.rawMCP.resolve(root, lookup)
 	if err != nil {

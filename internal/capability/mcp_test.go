@@ -30,7 +30,7 @@ func TestLoadMCP(t *testing.T) {
 				`TOKEN = { required = true, secret = true }`,
 				`[mcp]`,
 				`command = "npx"`,
-				`args = ["-y", "server", "--file=${MEMORY_FILE}", "${FROM_CONFIG}"]`,
+				`args = ["-y", "server", "--file=${MEMORY_FILE}", "${FROM_CONFIG}", "--root=${OMNIDEV_ROOT}"]`,
 				`env = { MEMORY_FILE_PATH = "${MEMORY_FILE}", AUTH = "Bearer ${TOKEN}", LITERAL = "$HOME and ${FROM_PROCESS}" }`,
 				`cwd = "sub"`,
 				`timeout = "5s"`,
@@ -38,7 +38,7 @@ func TestLoadMCP(t *testing.T) {
 			dotEnv:   "TOKEN=from-dotenv\n",
 			config:   "[env]\nFROM_CONFIG = \"cfg\"\n",
 			environ:  []string{"FROM_PROCESS=proc", "TOKEN=from-process"},
-			want:     &MCPServer{Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server", "--file=.omni/state/memory.json", "cfg"}, Env: map[string]string{"MEMORY_FILE_PATH": ".omni/state/memory.json", "AUTH": "Bearer from-process", "LITERAL": "$HOME and proc"}, Dir: "sub", Timeout: 5 * time.Second},
+			want:     &MCPServer{Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server", "--file=.omni/state/memory.json", "cfg", "--root=ROOT"}, Env: map[string]string{"MEMORY_FILE_PATH": ".omni/state/memory.json", "AUTH": "Bearer from-process", "LITERAL": "$HOME and proc"}, Dir: "sub", Timeout: 5 * time.Second},
 			notInEnv: []string{"TOKEN"},
 			inEnv:    []string{"MEMORY_FILE", "FROM_CONFIG"},
 		},
@@ -91,6 +91,9 @@ func TestLoadMCP(t *testing.T) {
 			}
 			got := reg.Capabilities[0].MCP
 			want := *tt.want
+			for i, a := range want.Args {
+				want.Args[i] = strings.ReplaceAll(a, "ROOT", reg.Root)
+			}
 			if want.Dir == "" {
 				want.Dir = reg.Root
 			} else {

@@ -82,8 +82,11 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(root, ".omni"), 0o755); err != nil {
-		return nil, fmt.Errorf("create .omni: %w", err)
+	// .omni/state is where capabilities and wrapped servers keep their
+	// files (MEMORY_FILE = ".omni/state/memory.json"); servers expect the
+	// folder to exist.
+	if err := os.MkdirAll(filepath.Join(root, ".omni", "state"), 0o755); err != nil {
+		return nil, fmt.Errorf("create .omni/state: %w", err)
 	}
 	if err := e.openIndex(ctx, reg); err != nil {
 		return nil, err

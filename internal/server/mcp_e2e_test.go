@@ -2,16 +2,20 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // wrappedRepo is a repository whose capability "everything" wraps the MCP
@@ -253,4 +257,91 @@ console.log((await echo({ message: "back" })).text);`, []string{"crash: call cra
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
+}
+
+// TestEndToEndHTTPAndMemory wraps the reference server over Streamable HTTP
+// (url form) and the memory server over stdio, with ${NAME} expanded from
+// a capability's default, and calls both from one program.
+func TestEndToEndHTTPAndMemory(t *testing.T) {
+	everything, err := exec.LookPath("mcp-server-everything")
+	if err != nil {
+		t.Fatalf("mcp-server-everything is required (npm install -g @modelcontextprotocol/server-everything): %v", err)
+	}
+	memory, err := exec.LookPath("mcp-server-memory")
+	if err != nil {
+		t.Fatalf("mcp-server-memory is required (npm install -g @modelcontextprotocol/server-memory): %v", err)
+	}
+	port := freePort(t)
+	http := exec.Command(everything, "streamableHttp")
+	http.Env = append(os.Environ(), "PORT="+port)
+	stderr := new(testrepo.Buffer)
+	http.Stderr = stderr
+	if err := http.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { http.Process.Kill(); http.Wait() })
+	waitPort(t, port)
+
+	root := t.TempDir()
+	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"web\", \"memory\"]\n")
+	writeFile(t, root, "omni/capabilities/web/capability.toml", `[capability]
+id = "web"
+[env]
+WEB_PORT = "`+port+`"
+[mcp]
+url = "http://127.0.0.1:${WEB_PORT}/mcp"
+`)
+	writeFile(t, root, "omni/capabilities/memory/capability.toml", `[capability]
+id = "memory"
+[env]
+MEMORY_FILE = { default = ".omni/state/memory.json" }
+[mcp]
+command = "`+memory+`"
+env = { MEMORY_FILE_PATH = "${OMNIDEV_ROOT}/${MEMORY_FILE}" }
+`)
+	writeFile(t, root, "prog.ts", `import { echo } from "web";
+import { createEntities, readGraph } from "memory";
+console.log((await echo({ message: "over http" })).text);
+await createEntities({ entities: [{ name: "omnidev", entityType: "project", observations: ["wraps MCP servers"] }] });
+const g = await readGraph({});
+console.log("graph", JSON.stringify(g).includes("wraps MCP servers"));
+`)
+	git(t, root, "init", "-q", "-b", "main")
+	cmd := exec.Command(binary, "exec", "prog.ts")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	for _, want := range []string{"Echo: over http", "graph true"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q (err %v):\n%s\nHTTP server stderr:\n%s", want, err, out, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".omni", "state", "memory.json")); err != nil {
+		t.Errorf("memory file not where MEMORY_FILE's default put it: %v", err)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func waitPort(t *testing.T, port string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on port %s: %v", port, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
