@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,40 @@ func TestUsage(t *testing.T) {
 				t.Errorf("exit %d (want %d), output:\n%s%s\nwant it to mention %q", code, tc.wantCode, out, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// TestDoctorListsWrappedServers: doctor starts each wrapped MCP server and
+// shows its tool count, or the error that kept it from starting.
+func TestDoctorListsWrappedServers(t *testing.T) {
+	bin, err := exec.LookPath("mcp-server-everything")
+	if err != nil {
+		t.Fatalf("mcp-server-everything is required (npm install -g @modelcontextprotocol/server-everything): %v", err)
+	}
+	dir := gitInit(t)
+	files := map[string]string{
+		"omni/config.toml": "[capabilities]\nenable = [\"everything\", \"broken\"]\n",
+		"omni/capabilities/everything/capability.toml": "[capability]\nid = \"everything\"\n[mcp]\ncommand = \"" + bin + "\"\nargs = [\"stdio\"]\n",
+		"omni/capabilities/broken/capability.toml":     "[capability]\nid = \"broken\"\n[mcp]\ncommand = \"/no/such/server\"\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := omnidev(t, "", "--dir", dir, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		`MCP servers:  2 wrapped`,
+		`everything +` + regexp.QuoteMeta(bin) + `: started, [1-9][0-9]* tools`,
+		`broken +/no/such/server: ERROR start MCP server /no/such/server:`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("doctor output does not match %q:\n%s", want, out)
+		}
 	}
 }

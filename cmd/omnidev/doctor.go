@@ -39,6 +39,16 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 			fmt.Fprintf(w, "  %-16s module %-14q %s, %s, %s\n", c.ID, c.Module,
 				plural(len(c.Skills), "skill"), plural(len(c.Docs), "doc"), plural(len(c.Rules), "rule"))
 		}
+		if len(d.Wrapped) > 0 {
+			fmt.Fprintf(w, "MCP servers:  %d wrapped\n", len(d.Wrapped))
+		}
+		for _, s := range d.Wrapped {
+			if s.Err != nil {
+				fmt.Fprintf(w, "  %-16s %s: ERROR %v\n", s.Capability, s.Target, s.Err)
+			} else {
+				fmt.Fprintf(w, "  %-16s %s: started, %s\n", s.Capability, s.Target, plural(s.Tools, "tool"))
+			}
+		}
 		if len(reg.Problems) == 0 {
 			fmt.Fprintln(w, "problems:     none")
 		} else {

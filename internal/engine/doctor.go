@@ -12,6 +12,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/relay"
 )
 
 // Diagnosis is what `omnidev doctor` found out about a repository.
@@ -24,6 +25,9 @@ type Diagnosis struct {
 	// Git describes the repository's git state in a few words.
 	Git    string
 	Server string
+	// Wrapped lists the MCP servers that enabled capabilities wrap, each
+	// started once to see whether it answers and with how many tools.
+	Wrapped []WrappedServer
 }
 
 // RuntimeInfo describes the runtime executed code would use.
@@ -51,6 +55,9 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 		sb = d.Registry.Sandbox
 	}
 	d.Runtime = diagnoseRuntime(ctx, sb, environ)
+	if d.Registry != nil {
+		d.Wrapped = diagnoseServers(ctx, d.Registry, environ)
+	}
 	d.Git = gitState(root)
 	switch st, err := ReadServerStatus(root); {
 	case errors.Is(err, ErrNoServer):
@@ -63,6 +70,31 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 		d.Server = fmt.Sprintf("not running (stale PID file names %d)", st.PID)
 	}
 	return d
+}
+
+// serverCheckTimeout bounds doctor's wait for the wrapped servers: npx may
+// download a package first.
+const serverCheckTimeout = 30 * time.Second
+
+// diagnoseServers starts each wrapped server, lists its tools and stops it.
+func diagnoseServers(ctx context.Context, reg *capability.Registry, environ []string) []WrappedServer {
+	specs := mcpServers(reg)
+	if len(specs) == 0 {
+		return nil
+	}
+	r := relay.New(relay.Options{Environ: environ})
+	defer r.Close()
+	r.Sync(specs, true)
+	ctx, cancel := context.WithTimeout(ctx, serverCheckTimeout)
+	defer cancel()
+	var ids []string
+	for _, c := range reg.Capabilities {
+		if c.MCP != nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	r.Ensure(ctx, ids)
+	return wrappedServers(r, reg)
 }
 
 func diagnoseRuntime(ctx context.Context, sb capability.Sandbox, environ []string) RuntimeInfo {

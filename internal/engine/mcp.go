@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -158,25 +159,20 @@ type WrappedServer struct {
 
 // WrappedServers reports the wrapped servers of the current registry.
 func (e *Engine) WrappedServers() []WrappedServer {
+	return wrappedServers(e.relay, e.Registry())
+}
+
+func wrappedServers(r *relay.Relay, reg *capability.Registry) []WrappedServer {
 	var out []WrappedServer
-	for _, c := range e.Registry().Capabilities {
+	for _, c := range reg.Capabilities {
 		if c.MCP == nil {
 			continue
 		}
-		st, _ := e.relay.Status(c.ID)
+		st, _ := r.Status(c.ID)
+		if st.Err == nil && !st.Ready {
+			st.Err = errors.New("did not answer in time")
+		}
 		out = append(out, WrappedServer{Capability: c.ID, Target: c.MCP.Target(), Started: st.Started, Tools: len(st.Tools), Err: st.Err})
 	}
 	return out
-}
-
-// ensureAll starts every wrapped server and waits until each is ready or
-// ctx ends.
-func (e *Engine) ensureAll(ctx context.Context) {
-	var ids []string
-	for _, c := range e.Registry().Capabilities {
-		if c.MCP != nil {
-			ids = append(ids, c.ID)
-		}
-	}
-	e.relay.Ensure(ctx, ids)
 }
