@@ -156,11 +156,7 @@ console.log((await getSum({ a: 40, b: 2 })).text);
 // crash mid-call, progress, and a run whose timeout cancels its calls.
 func TestEndToEndMisbehavingServer(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testserver")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build testserver: %v\n%s", err, out)
-	}
+	bin := buildTestServer(t)
 	root := t.TempDir()
 	cancelFile := filepath.Join(dir, "cancelled")
 	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n")
@@ -238,6 +234,31 @@ console.log((await echo({ message: "back" })).text);`, []string{"crash: call cra
 		}
 		if !slices.Contains(msgs, "sleeping 1/2") {
 			t.Errorf("progress messages %q, want the wrapped server's \"sleeping 1/2\"", msgs)
+		}
+	})
+
+	t.Run("a changed tool list is typed and importable by the next run", func(t *testing.T) {
+		res := run(t, `import { addTool } from "bad"; console.log((await addTool()).text);`, nil)
+		if !strings.Contains(res.Stdout, "added") {
+			t.Fatalf("add-tool: %+v", res)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var q struct {
+				TypeDefinitions string `json:"type_definitions"`
+			}
+			s.call(t, ctx, "omni_query", map[string]any{"include_types": true}, &q)
+			if strings.Contains(q.TypeDefinitions, "export function freshTool(") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("freshTool not declared within 5 s:\n%s", q.TypeDefinitions)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		res = run(t, `import { freshTool } from "bad"; console.log((await freshTool()).text);`, nil)
+		if strings.TrimSpace(res.Stdout) != "fresh" {
+			t.Fatalf("freshTool: %+v", res)
 		}
 	})
 
@@ -343,5 +364,52 @@ func waitPort(t *testing.T, port string) {
 			t.Fatalf("nothing listens on port %s: %v", port, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// buildTestServer builds the relay's misbehaving test server.
+func buildTestServer(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "testserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testserver").CombinedOutput(); err != nil {
+		t.Fatalf("build testserver: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// With network = false the program's own connections fail while its calls
+// to wrapped servers still go through the relay.
+func TestEndToEndRelayWithoutNetwork(t *testing.T) {
+	bin := buildTestServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			c.Close()
+		}
+	}()
+	root := t.TempDir()
+	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n[sandbox]\nnetwork = false\n")
+	writeFile(t, root, "omni/capabilities/bad/capability.toml", "[capability]\nid = \"bad\"\n[mcp]\ncommand = \""+bin+"\"\n")
+	writeFile(t, root, "prog.ts", `import { echo } from "bad";
+console.log((await echo({ message: "through the relay" })).text);
+try { await fetch("http://`+ln.Addr().String()+`/"); console.log("network reachable"); } catch (e) { console.log("network blocked"); }
+`)
+	git(t, root, "init", "-q", "-b", "main")
+	cmd := exec.Command(binary, "exec", "prog.ts")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	for _, want := range []string{"Echo: through the relay", "network blocked"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q (err %v):\n%s", want, err, out)
+		}
 	}
 }

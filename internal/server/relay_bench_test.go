@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,11 +36,7 @@ console.log(JSON.stringify({ seq, seq100, conc100 }));
 // the same run: medians of 1,000 sequential calls each, and 100 concurrent
 // calls against 100 sequential ones.
 func BenchmarkRelay(b *testing.B) {
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testserver").CombinedOutput(); err != nil {
-		b.Fatalf("build testserver: %v\n%s", err, out)
-	}
+	bin := buildTestServer(b)
 	root := b.TempDir()
 	writeFile(b, root, "omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n")
 	writeFile(b, root, "omni/capabilities/bad/capability.toml", "[capability]\nid = \"bad\"\n[mcp]\ncommand = \""+bin+"\"\n")
