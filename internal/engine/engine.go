@@ -92,7 +92,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
-	if err := e.openRelay(reg, opts.ServersOnDemand); err != nil {
+	if err := e.openRelay(opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err
 	}

@@ -24,16 +24,15 @@ func relaySocket() string {
 	return filepath.Join(".omni", "relay", strconv.Itoa(os.Getpid())+".sock")
 }
 
-// openRelay starts the relay and its socket, and the servers of reg's
-// capabilities unless they start on demand.
-func (e *Engine) openRelay(reg *capability.Registry, onDemand bool) error {
+// openRelay starts the relay and its socket; Open starts the servers once
+// the first snapshot is in place, since their tools update it.
+func (e *Engine) openRelay(onDemand bool) error {
 	e.relay = relay.New(relay.Options{Environ: e.environ, Logger: e.logger, OnChange: e.toolsChanged})
 	rel := relaySocket()
 	if err := e.relay.Listen(filepath.Join(e.root, rel), rel); err != nil {
 		return err
 	}
 	e.onDemand = onDemand
-	e.relay.Sync(mcpServers(reg), !onDemand)
 	return nil
 }
 
