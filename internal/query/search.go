@@ -53,6 +53,11 @@ type CapabilitySummary struct {
 	Module      string `json:"module"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Tools is the number of tools of the MCP server the capability wraps,
+	// and Error why they are unknown (the server cannot start, or is
+	// starting); both are absent for other capabilities.
+	Tools *int   `json:"tools,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // Search runs req. Errors that wrap ErrInvalidRequest are the caller's to
@@ -261,12 +266,17 @@ func storedString(h *search.DocumentMatch, field string) string {
 func summaries(caps []*capability.Capability) []CapabilitySummary {
 	out := make([]CapabilitySummary, 0, len(caps))
 	for _, c := range caps {
-		out = append(out, CapabilitySummary{
+		s := CapabilitySummary{
 			ID:          c.ID,
 			Module:      moduleOf(c),
 			Name:        c.Name,
 			Description: c.Description,
-		})
+		}
+		if c.MCP != nil {
+			n := len(c.Tools)
+			s.Tools, s.Error = &n, c.ToolsError
+		}
+		out = append(out, s)
 	}
 	return out
 }

@@ -242,17 +242,25 @@ console.log((await echo({ message: "back" })).text);`, []string{"crash: call cra
 		if !strings.Contains(res.Stdout, "added") {
 			t.Fatalf("add-tool: %+v", res)
 		}
+		added := time.Now()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			var q struct {
 				TypeDefinitions string `json:"type_definitions"`
 			}
 			s.call(t, ctx, "omni_query", map[string]any{"include_types": true}, &q)
-			if strings.Contains(q.TypeDefinitions, "export function freshTool(") {
+			var hits struct {
+				Results []struct {
+					Source string `json:"source"`
+				} `json:"results"`
+			}
+			s.call(t, ctx, "omni_query", map[string]any{"query": "added while running", "kinds": []string{"tool"}}, &hits)
+			if strings.Contains(q.TypeDefinitions, "export function freshTool(") && len(hits.Results) > 0 && hits.Results[0].Source == "tool:bad/fresh-tool" {
+				t.Logf("fresh-tool typed and searchable %v after add-tool returned", time.Since(added).Round(time.Millisecond))
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("freshTool not declared within 5 s:\n%s", q.TypeDefinitions)
+				t.Fatalf("freshTool not declared and found within 5 s:\n%s", q.TypeDefinitions)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
