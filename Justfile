@@ -12,10 +12,11 @@ bin := justfile_directory() + "/bin/omnidev"
 default:
     @just --list
 
-# Install what the tests need and a fresh machine lacks (Bun, the reference MCP servers the relay's tests wrap), into .tools/.
-# (No stdin, output to stderr: `just serve`'s stdin and stdout carry JSON-RPC.)
+# No stdin, output to stderr: `just serve`'s stdin and stdout carry JSON-RPC.
+# Install what the tests need and a fresh machine lacks (Bun; tsc and Node's types for check-types; the reference MCP servers the relay's tests wrap), into .tools/.
 deps:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
+    @test -x .tools/node_modules/.bin/tsc -a -d .tools/node_modules/@types/node || npm install --prefix .tools --no-audit --no-fund --loglevel=error typescript@7.0.2 @types/node@26.6.6 </dev/null 1>&2
     @command -v mcp-server-everything >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything </dev/null 1>&2
     @command -v mcp-server-memory >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-memory </dev/null 1>&2
 
@@ -23,10 +24,11 @@ deps:
 build:
     go build -ldflags "-X main.version={{version}}" -o {{bin}} ./cmd/omnidev
 
-# Run every test with the race detector, and the capabilities' own Bun tests.
+# Run every test with the race detector, the capabilities' own Bun tests, and check each index.ts against its types.d.ts.
 test: deps
     go test -race -count=1 ./...
     bun test omni/
+    ./scripts/check-types.sh
 
 # Check formatting and vet the code.
 lint:

@@ -61,6 +61,11 @@ export function main() { console.log(greet("you")); return 4; }`
 		t.Errorf("query --json greet: exit %d\n%s%s", code, out, errOut)
 	}
 
+	code, out, errOut = omnidev(t, "", "--dir", dir, "query", "--json")
+	if code != 0 || !strings.Contains(out, "Promise<number>") {
+		t.Errorf("query --json: exit %d, want the type definitions as written (no HTML escapes)\n%s%s", code, out, errOut)
+	}
+
 	before, _ := os.ReadFile(filepath.Join(dir, "omni", "config.toml"))
 	code, _, errOut = omnidev(t, "", "--dir", dir, "init")
 	after, _ := os.ReadFile(filepath.Join(dir, "omni", "config.toml"))
@@ -103,6 +108,59 @@ func TestUsage(t *testing.T) {
 				t.Errorf("exit %d (want %d), output:\n%s%s\nwant it to mention %q", code, tc.wantCode, out, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// TestExecOutOfRangeConfig checks that a limit past its bound, in either
+// config file, stops exec with the file, line and column and the allowed
+// range, before anything runs.
+func TestExecOutOfRangeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, content, want string
+	}{
+		{"max_output_bytes in config.toml", "omni/config.toml", "[sandbox]\nmax_output_bytes = 99999999999\n",
+			"omni/config.toml:2:20: [sandbox] max_output_bytes is 99999999999, out of range; allowed: 1 to 16777216"},
+		{"timeout in config.local.toml", ".omni/config.local.toml", "[sandbox]\ntimeout = \"24h\"\n",
+			`.omni/config.local.toml:2:12: [sandbox] timeout "24h" is out of range; allowed: more than 0 and at most 1h`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := gitInit(t)
+			if code, out, errOut := omnidev(t, "", "--dir", dir, "init"); code != 0 {
+				t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+			}
+			path := filepath.Join(dir, filepath.FromSlash(tc.file))
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			program := `import { writeFileSync } from "node:fs"; writeFileSync("ran.txt", "x");`
+			code, _, errOut := omnidev(t, program, "--dir", dir, "exec", "-")
+			if code == 0 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exec: exit %d, stderr %q\nwant an error containing %q", code, errOut, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+				t.Error("the program ran despite the config error")
+			}
+		})
+	}
+}
+
+// TestExecSummaryOmits checks that the human summary says how many changed
+// files it does not list.
+func TestExecSummaryOmits(t *testing.T) {
+	dir := gitInit(t)
+	if code, out, errOut := omnidev(t, "", "--dir", dir, "init"); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	program := `import { mkdirSync, writeFileSync } from "node:fs";
+mkdirSync("gen");
+for (let i = 0; i < 205; i++) writeFileSync("gen/f" + i + ".txt", "x\n");`
+	code, _, errOut := omnidev(t, program, "--dir", dir, "exec", "-")
+	if code != 0 || !strings.Contains(errOut, "205 files changed") || !strings.Contains(errOut, "... and 5 more files") {
+		t.Errorf("exec: exit %d, summary:\n%s", code, errOut)
+	}
+	if n := strings.Count(errOut, "    added    gen/"); n != 200 {
+		t.Errorf("summary lists %d files, want 200", n)
 	}
 }
 

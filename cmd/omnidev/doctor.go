@@ -17,7 +17,7 @@ func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := engine.Diagnose(ctx, root, env.environ)
+	d := engine.Diagnose(ctx, root, env.environ, newRelay)
 	printDiagnosis(env.stdout, d)
 	if !d.OK() {
 		return &exitError{code: 1}

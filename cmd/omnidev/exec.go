@@ -92,4 +92,7 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	for _, c := range res.Changes {
 		fmt.Fprintf(w, "    %-8s %s (+%d -%d)\n", c.Status, c.Path, c.Insertions, c.Deletions)
 	}
+	if res.ChangesOmitted > 0 {
+		fmt.Fprintf(w, "    ... and %d more files (git status lists them all)\n", res.ChangesOmitted)
+	}
 }

@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/relay"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -173,12 +175,14 @@ func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, root, engine.Options{Environ: env.environ, ServersOnDemand: true})
+	return engine.Open(ctx, root, engine.Options{Environ: env.environ, NewRelay: newRelay, ServersOnDemand: true})
 }
 
-// printJSON prints v as the tools' JSON, indented for people.
+// printJSON prints v as the tools' JSON, indented for people, with <, >
+// and & as written (type definitions hold them; nobody embeds this in HTML).
 func (env *cliEnv) printJSON(v any) error {
 	enc := json.NewEncoder(env.stdout)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -206,4 +210,10 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "omnidev %s\n", version)
 	return nil
+}
+
+// newRelay gives the engine the MCP client of wrapped servers: the engine
+// stays free of MCP, so the composition happens here.
+func newRelay(environ []string, logger *slog.Logger, onChange func(string)) engine.Relay {
+	return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
 }

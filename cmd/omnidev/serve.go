@@ -43,6 +43,6 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	return server.Serve(ctx, server.ServeOptions{
 		Root: root, Version: version, Environ: env.environ, Logger: logger,
-		HTTPAddr: *httpAddr, Token: *token,
+		HTTPAddr: *httpAddr, Token: *token, NewRelay: newRelay,
 	})
 }

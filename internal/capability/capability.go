@@ -65,11 +65,15 @@ type capLoader struct {
 func loadCapability(root, id string) (*Capability, []Problem) {
 	l := &capLoader{id: id, rel: capabilitiesDir + "/" + id, budget: maxCapabilityBytes}
 	dir := filepath.Join(root, filepath.FromSlash(l.rel))
-	r, err := os.OpenRoot(dir)
+	r, err := openInside(root, l.rel)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			l.problem("", fmt.Sprintf("folder %s not found; create it or remove %q from the enable lists", l.rel, id))
-		} else {
+		case throughSymlink(os.DirFS(root), l.rel):
+			l.problem("", "the folder is a symlink that leads outside the repository or cannot be resolved; it is not followed: "+
+				"copy the capability into the repository or link to a folder inside it")
+		default:
 			l.problem("", readErrorMessage(err))
 		}
 		return nil, l.problems
@@ -95,6 +99,18 @@ func loadCapability(root, id string) (*Capability, []Problem) {
 	c.Rules = l.rules()
 	c.Skills = l.skills()
 	return c, l.problems
+}
+
+// openInside opens an os.Root on the folder rel of the repository at root,
+// resolving rel within the repository: symlinks that stay inside it are
+// followed, one that leads out fails as a doc's symlink does.
+func openInside(root, rel string) (*os.Root, error) {
+	repo, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	return repo.OpenRoot(filepath.FromSlash(rel))
 }
 
 // problem records a problem with the file rel (relative to the capability

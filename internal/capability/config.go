@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,9 +123,12 @@ func parseConfig(data []byte, path string) (*config, []Problem, error) {
 		}
 		return nil, nil, fmt.Errorf("%s: %s", path, msg)
 	}
-	cfg, err := raw.validate(path)
-	if err != nil {
-		return nil, nil, err
+	cfg, errs := raw.validate()
+	if len(errs) > 0 {
+		for i, err := range errs {
+			errs[i] = placeError(data, path, err)
+		}
+		return nil, nil, errors.Join(errs...)
 	}
 	var problems []Problem
 	for _, key := range md.Undecoded() {
@@ -150,11 +153,63 @@ func tomlError(err error) (line, col int, msg string) {
 	return 0, 0, strings.TrimPrefix(err.Error(), "toml: ")
 }
 
+// keyError is an invalid value, with the key that holds it so that the
+// error can name its line and column.
+type keyError struct {
+	key []string
+	err error
+}
+
+func (e *keyError) Error() string { return e.err.Error() }
+func (e *keyError) Unwrap() error { return e.err }
+
+// placeError prefixes err with the file and, for a keyError, the position
+// of its key's value.
+func placeError(data []byte, path string, err error) error {
+	var ke *keyError
+	if errors.As(err, &ke) {
+		if pos, ok := keyPosition(data, ke.key); ok {
+			return fmt.Errorf("%s:%d:%d: %w", path, pos.Line, pos.Col, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// positionProbe fails to decode wherever it is placed, so that the
+// decoder's error says where that is.
+type positionProbe struct{}
+
+var errPositionProbe = errors.New("position probe")
+
+func (positionProbe) UnmarshalTOML(any) error { return errPositionProbe }
+
+// keyPosition returns where key's value is in a TOML document. The decoder
+// keeps positions private but puts them in the ParseError of a value that
+// fails to decode, so the document is decoded again into a shape whose only
+// field, at key, always fails. This costs a parse per error, never on a
+// valid config.
+func keyPosition(data []byte, key []string) (toml.Position, bool) {
+	t := reflect.TypeFor[positionProbe]()
+	for i := len(key) - 1; i >= 0; i-- {
+		t = reflect.StructOf([]reflect.StructField{{
+			Name: "Key",
+			Type: t,
+			Tag:  reflect.StructTag(fmt.Sprintf("toml:%q", key[i])),
+		}})
+	}
+	_, err := toml.Decode(string(data), reflect.New(t).Interface())
+	var pe toml.ParseError
+	if !errors.As(err, &pe) || pe.Message != errPositionProbe.Error() || pe.Position.Line == 0 {
+		return toml.Position{}, false
+	}
+	return pe.Position, true
+}
+
 // validate checks the values TOML types alone cannot, collecting every error.
-func (raw *rawConfig) validate(path string) (*config, error) {
+func (raw *rawConfig) validate() (*config, []error) {
 	var errs []error
-	fail := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{path}, args...)...))
+	fail := func(key []string, format string, args ...any) {
+		errs = append(errs, &keyError{key: key, err: fmt.Errorf(format, args...)})
 	}
 	cfg := &config{
 		project:        raw.Project,
@@ -170,29 +225,30 @@ func (raw *rawConfig) validate(path string) (*config, error) {
 		value, ok := scalarString(raw.Env[name])
 		switch {
 		case !validEnvName(name):
-			fail("[env] %q is not a valid variable name; use letters, digits and _", name)
+			fail([]string{"env", name}, "[env] %q is not a valid variable name; use letters, digits and _", name)
 		case !ok:
-			fail("[env] %s must be a string", name)
+			fail([]string{"env", name}, "[env] %s must be a string", name)
 		default:
 			cfg.env[name] = value
 		}
 	}
 	s, sandboxErrs := raw.Sandbox.validate()
-	for _, err := range sandboxErrs {
-		fail("%w", err)
-	}
+	errs = append(errs, sandboxErrs...)
 	cfg.sandbox = s
-	return cfg, errors.Join(errs...)
+	return cfg, errs
 }
 
 // validate checks the [sandbox] values that are set.
 func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 	var s sandboxConfig
 	var errs []error
+	fail := func(key string, format string, args ...any) {
+		errs = append(errs, &keyError{key: []string{"sandbox", key}, err: fmt.Errorf(format, args...)})
+	}
 	if raw.Runtime != nil {
 		rt, err := parseRuntime(raw.Runtime)
 		if err != nil {
-			errs = append(errs, err)
+			fail("runtime", "%w", err)
 		}
 		s.runtime = rt
 	}
@@ -200,17 +256,16 @@ func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 		d, err := time.ParseDuration(*raw.Timeout)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("[sandbox] timeout %q is not a duration; use a value like \"30s\" or \"2m\"", *raw.Timeout))
-		case d <= 0:
-			errs = append(errs, fmt.Errorf("[sandbox] timeout %q must be positive", *raw.Timeout))
+			fail("timeout", "[sandbox] timeout %q is not a duration; use a value like \"30s\" or \"2m\"", *raw.Timeout)
+		case d <= 0 || d > MaxTimeout:
+			fail("timeout", "[sandbox] timeout %q is out of range; allowed: more than 0 and at most %s", *raw.Timeout, shortDuration(MaxTimeout))
 		default:
 			s.timeout = &d
 		}
 	}
 	if raw.MaxOutputBytes != nil {
-		n := *raw.MaxOutputBytes
-		if n <= 0 || n > math.MaxInt {
-			errs = append(errs, fmt.Errorf("[sandbox] max_output_bytes is %d; it must be a positive number of bytes, such as 65536", n))
+		if n := *raw.MaxOutputBytes; n <= 0 || n > MaxMaxOutputBytes {
+			fail("max_output_bytes", "[sandbox] max_output_bytes is %d, out of range; allowed: 1 to %d (%d MiB) bytes per stream, such as 65536", n, MaxMaxOutputBytes, MaxMaxOutputBytes>>20)
 		} else {
 			v := int(n)
 			s.maxOutputBytes = &v
@@ -220,12 +275,25 @@ func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 	if raw.EnvPassthrough != nil {
 		for _, name := range *raw.EnvPassthrough {
 			if !validEnvName(name) {
-				errs = append(errs, fmt.Errorf("[sandbox] env_passthrough: %q is not a valid variable name", name))
+				fail("env_passthrough", "[sandbox] env_passthrough: %q is not a valid variable name", name)
 			}
 		}
 		s.envPassthrough = raw.EnvPassthrough
 	}
 	return s, errs
+}
+
+// shortDuration prints d without the zero units time.Duration.String
+// appends: "1h" rather than "1h0m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // parseRuntime reads `runtime = "bun"` or `runtime = ["cmd", "arg", ...]`.

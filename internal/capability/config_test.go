@@ -57,21 +57,51 @@ max_output_bytes = 0
 env_passthrough = ["PATH", "BAD NAME"]
 `},
 			wantErr: []string{
-				`omni/config.toml: [sandbox] runtime "python" is not supported`,
-				`omni/config.toml: [sandbox] timeout "soon" is not a duration`,
-				`omni/config.toml: [sandbox] max_output_bytes is 0`,
-				`omni/config.toml: [sandbox] env_passthrough: "BAD NAME"`,
+				`omni/config.toml:3:12: [sandbox] runtime "python" is not supported`,
+				`omni/config.toml:4:12: [sandbox] timeout "soon" is not a duration`,
+				`omni/config.toml:5:20: [sandbox] max_output_bytes is 0, out of range; allowed: 1 to 16777216 (16 MiB)`,
+				`omni/config.toml:6:20: [sandbox] env_passthrough: "BAD NAME"`,
 			},
 		},
 		{
 			name:    "negative timeout",
 			files:   map[string]string{configPath: "[sandbox]\ntimeout = \"-1s\"\n"},
-			wantErr: []string{`timeout "-1s" must be positive`},
+			wantErr: []string{`omni/config.toml:2:12: [sandbox] timeout "-1s" is out of range; allowed: more than 0 and at most 1h`},
+		},
+		{
+			name:    "timeout over the bound",
+			files:   map[string]string{configPath: "[sandbox]\ntimeout = \"1h0m1s\"\n"},
+			wantErr: []string{`omni/config.toml:2:12: [sandbox] timeout "1h0m1s" is out of range; allowed: more than 0 and at most 1h`},
+		},
+		{
+			name:    "timeout over the bound in the local file",
+			files:   map[string]string{configPath: "[sandbox]\ntimeout = \"5s\"\n", localConfigPath: "network = true\n\n[sandbox]\n  timeout = \"24h\"\n"},
+			wantErr: []string{`.omni/config.local.toml:4:14: [sandbox] timeout "24h" is out of range`},
+		},
+		{
+			name:    "timeout as a dotted key",
+			files:   map[string]string{configPath: "project = \"x\"\nsandbox.timeout = \"2h\"\n"},
+			wantErr: []string{`omni/config.toml:2:20: [sandbox] timeout "2h" is out of range`},
+		},
+		{
+			name:    "max_output_bytes over the bound in the local file",
+			files:   map[string]string{configPath: "", localConfigPath: "[sandbox]\nmax_output_bytes = 99999999999\n"},
+			wantErr: []string{".omni/config.local.toml:2:20: [sandbox] max_output_bytes is 99999999999, out of range; allowed: 1 to 16777216 (16 MiB) bytes per stream"},
+		},
+		{
+			name:    "max_output_bytes just over the bound",
+			files:   map[string]string{configPath: "sandbox = { max_output_bytes = 16777217 }\n"},
+			wantErr: []string{"omni/config.toml:1:13: [sandbox] max_output_bytes is 16777217, out of range"},
+		},
+		{
+			name:    "max_output_bytes past int64",
+			files:   map[string]string{configPath: "[sandbox]\nmax_output_bytes = 99999999999999999999\n"},
+			wantErr: []string{"omni/config.toml:2:"},
 		},
 		{
 			name:    "negative max_output_bytes",
 			files:   map[string]string{configPath: "[sandbox]\nmax_output_bytes = -5\n"},
-			wantErr: []string{"max_output_bytes is -5"},
+			wantErr: []string{"omni/config.toml:2:20: [sandbox] max_output_bytes is -5, out of range"},
 		},
 		{
 			name:    "empty runtime array",
@@ -91,12 +121,12 @@ env_passthrough = ["PATH", "BAD NAME"]
 		{
 			name:    "invalid sandbox value in the local file names that file",
 			files:   map[string]string{configPath: "", localConfigPath: "[sandbox]\ntimeout = \"x\"\n"},
-			wantErr: []string{`.omni/config.local.toml: [sandbox] timeout "x"`},
+			wantErr: []string{`.omni/config.local.toml:2:12: [sandbox] timeout "x"`},
 		},
 		{
 			name:    "env value that is not a string",
 			files:   map[string]string{configPath: "[env]\nLIST = [1]\n\"BAD NAME\" = \"x\"\n"},
-			wantErr: []string{"[env] LIST must be a string", `[env] "BAD NAME" is not a valid variable name`},
+			wantErr: []string{"omni/config.toml:2:9: [env] LIST must be a string", `omni/config.toml:3:15: [env] "BAD NAME" is not a valid variable name`},
 		},
 	}
 	for _, tt := range tests {
@@ -133,6 +163,12 @@ func TestLoadSandbox(t *testing.T) {
 			name:   "every key set",
 			config: "[sandbox]\nruntime = \"deno\"\ntimeout = \"1m30s\"\nmax_output_bytes = 1000\nnetwork = false\nenv_passthrough = [\"PATH\"]\n",
 			want:   Sandbox{Runtime: "deno", Timeout: 90 * time.Second, MaxOutputBytes: 1000, Network: false, EnvPassthrough: []string{"PATH"}},
+		},
+		{
+			name:   "the bounds themselves are allowed",
+			config: "[sandbox]\ntimeout = \"1h\"\nmax_output_bytes = 16777216\n",
+			want: Sandbox{Runtime: DefaultRuntime, Timeout: MaxTimeout, MaxOutputBytes: MaxMaxOutputBytes,
+				Network: true, EnvPassthrough: DefaultEnvPassthrough()},
 		},
 		{
 			name:   "runtime command and empty passthrough",

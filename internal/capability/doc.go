@@ -17,5 +17,8 @@
 //   - read the process environment itself: the caller passes it to Load, so
 //     that tests and reloads control exactly what is visible;
 //   - panic, whatever the bytes on disk: files are size-capped, symlinks that
-//     leave a capability folder are not followed, and parsers are fuzzed.
+//     leave a capability folder (or lead a capability folder out of the
+//     repository) are not followed, and parsers are fuzzed;
+//   - accept a [sandbox] value past its bound (MaxTimeout, MaxMaxOutputBytes):
+//     callers size timers and buffers from these values.
 package capability

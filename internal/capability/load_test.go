@@ -827,3 +827,51 @@ func TestLoadDeterministic(t *testing.T) {
 		t.Errorf("problems are for %q, want %q:\n%s", problemCaps, want, problemList(first))
 	}
 }
+
+// TestLoadCapabilityFolderSymlink checks that a capability folder linked
+// from elsewhere in the repository loads, and one linked from outside it is
+// refused with a problem while the others load.
+func TestLoadCapabilityFolderSymlink(t *testing.T) {
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{
+		"stolen/capability.toml": manifest("stolen"),
+		"stolen/index.ts":        "export const x = 1;\n",
+		"stolen/definition.md":   "# Secret from outside\n",
+	})
+	root := t.TempDir()
+	writeFiles(t, root, repoFiles([]string{"tasks", "shared", "stolen", "absolute"}, map[string]string{
+		"tasks/capability.toml": manifest("tasks"),
+	}))
+	writeFiles(t, root, map[string]string{
+		"lib/shared/capability.toml": manifest("shared"),
+		"lib/shared/index.ts":        "export const y = 2;\n",
+	})
+	capsDir := filepath.Join(root, filepath.FromSlash(capabilitiesDir))
+	relOutside, err := filepath.Rel(capsDir, filepath.Join(outside, "stolen"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"shared":   "../../lib/shared",
+		"stolen":   relOutside,
+		"absolute": filepath.Join(outside, "stolen"),
+	} {
+		if err := os.Symlink(target, filepath.Join(capsDir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg, err := Load(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range reg.Capabilities {
+		ids = append(ids, c.ID)
+	}
+	if got := strings.Join(ids, ","); got != "shared,tasks" {
+		t.Errorf("loaded %s, want shared,tasks:\n%s", got, problemList(reg))
+	}
+	for _, id := range []string{"stolen", "absolute"} {
+		wantProblem(t, reg, capabilitiesDir+"/"+id, "symlink that leads outside the repository")
+	}
+}

@@ -139,6 +139,15 @@ const (
 	DefaultMaxOutputBytes = 64 << 10
 )
 
+// Upper bounds of the [sandbox] section, checked when the config loads: a
+// value past them is a config error, never a timer or a buffer that size.
+// A run longer than an hour is a job for something other than an agent's
+// tool call, and a stream longer than 16 MiB is more than any agent reads.
+const (
+	MaxTimeout        = time.Hour
+	MaxMaxOutputBytes = 16 << 20
+)
+
 // DefaultEnvPassthrough is the default [sandbox] env_passthrough list.
 func DefaultEnvPassthrough() []string {
 	return []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR"}

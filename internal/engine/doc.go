@@ -1,8 +1,9 @@
 // Package engine is one repository's live state, shared by `omnidev serve`
 // and the CLI's query and exec commands, so the tools and the CLI always give
 // the same answers: the capability registry and sandbox snapshot (swapped
-// whole on reload), the query index, the executor and the cross-process run
-// lock, the PID and server-info files, the reload watcher and doctor.
+// whole on reload), the query index, the executor (which serializes runs,
+// across processes too), the PID and server-info files, the reload watcher
+// and doctor.
 //
 // It must never import the MCP SDK: what speaks MCP adapts the engine
 // (internal/server); the engine knows nothing of sessions or transports.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
-	"github.com/omnidev/omnidev/internal/relay"
 )
 
 // Diagnosis is what `omnidev doctor` found out about a repository.
@@ -47,7 +46,7 @@ func (d *Diagnosis) OK() bool { return d.ConfigErr == nil && d.Runtime.Err == ni
 const runtimeVersionTimeout = 5 * time.Second
 
 // Diagnose checks everything a server needs, without starting one.
-func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
+func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRelay) *Diagnosis {
 	d := &Diagnosis{Root: root}
 	d.Registry, d.ConfigErr = capability.Load(root, environ)
 	sb := capability.Sandbox{Runtime: capability.DefaultRuntime}
@@ -56,7 +55,7 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 	}
 	d.Runtime = diagnoseRuntime(ctx, sb, environ)
 	if d.Registry != nil {
-		d.Wrapped = diagnoseServers(ctx, d.Registry, environ)
+		d.Wrapped = diagnoseServers(ctx, d.Registry, environ, newRelay)
 	}
 	d.Git = gitState(root)
 	switch st, err := ReadServerStatus(root); {
@@ -77,12 +76,15 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 const serverCheckTimeout = 30 * time.Second
 
 // diagnoseServers starts each wrapped server, lists its tools and stops it.
-func diagnoseServers(ctx context.Context, reg *capability.Registry, environ []string) []WrappedServer {
+func diagnoseServers(ctx context.Context, reg *capability.Registry, environ []string, newRelay NewRelay) []WrappedServer {
 	specs := mcpServers(reg)
 	if len(specs) == 0 {
 		return nil
 	}
-	r := relay.New(relay.Options{Environ: environ})
+	r := Relay(noRelay{})
+	if newRelay != nil {
+		r = newRelay(environ, nil, nil)
+	}
 	defer r.Close()
 	r.Sync(specs, true)
 	ctx, cancel := context.WithTimeout(ctx, serverCheckTimeout)

@@ -14,7 +14,6 @@ import (
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/query"
-	"github.com/omnidev/omnidev/internal/relay"
 	"github.com/omnidev/omnidev/internal/sandbox"
 )
 
@@ -40,7 +39,7 @@ type Engine struct {
 
 	// relay holds the sessions of wrapped MCP servers; onDemand: they start
 	// on a program's first import, not at Open.
-	relay    *relay.Relay
+	relay    Relay
 	onDemand bool
 	closed   bool // guarded by reloadMu
 }
@@ -61,6 +60,9 @@ type Options struct {
 	// (through the config's passthrough list and declared variables only).
 	Environ []string
 	Logger  *slog.Logger
+	// NewRelay makes the client of the MCP servers capabilities wrap
+	// (relay.New, adapted); nil leaves them unavailable, each saying so.
+	NewRelay NewRelay
 	// ServersOnDemand starts wrapped MCP servers when a program imports
 	// them (omnidev exec) instead of in the background at Open (serve).
 	ServersOnDemand bool
@@ -92,7 +94,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
-	if err := e.openRelay(opts.ServersOnDemand); err != nil {
+	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -166,11 +168,6 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	if r.Timeout > 0 && r.Timeout < timeout {
 		timeout = r.Timeout
 	}
-	unlock, err := lockRuns(ctx, e.root)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
 	defer endRelay()
 	snap = e.snap.Load() // the servers it started may have listed their tools

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,10 +13,51 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
-	"github.com/omnidev/omnidev/internal/relay"
 	"github.com/omnidev/omnidev/internal/sandbox"
 	"github.com/omnidev/omnidev/internal/tsgen"
 )
+
+// Relay is the MCP client side the engine drives (internal/relay, given by
+// the caller through Options.NewRelay so that the engine itself stays free
+// of MCP): sessions to the servers that capabilities wrap, and the socket
+// programs call them through.
+type Relay interface {
+	// Listen serves programs on the Unix socket at path, which they reach
+	// as rel from the repository root.
+	Listen(path, rel string) error
+	// Sync makes the servers those of servers (capability ID -> server),
+	// starting new ones in the background when start is true.
+	Sync(servers map[string]*capability.MCPServer, start bool)
+	// Ensure starts the servers ids and waits until each listed its tools
+	// or failed to, or ctx is done.
+	Ensure(ctx context.Context, ids []string)
+	// State reports one server.
+	State(id string) (tools []capability.Tool, started, ready bool, err error)
+	// BeginRun registers a run: env goes into its program's environment,
+	// progress receives its calls' progress messages, and end cancels its
+	// calls still in flight.
+	BeginRun(ctx context.Context, progress func(string)) (env []string, end func())
+	Close() error
+}
+
+// NewRelay makes a Relay; onChange is called after a server's tools or
+// state changed.
+type NewRelay func(environ []string, logger *slog.Logger, onChange func(id string)) Relay
+
+// noRelay stands in when no NewRelay was given: a wrapped capability is
+// listed with an error saying so.
+type noRelay struct{}
+
+var errNoRelay = errors.New("this omnidev has no MCP client to start wrapped servers with")
+
+func (noRelay) Listen(string, string) error                               { return nil }
+func (noRelay) Sync(map[string]*capability.MCPServer, bool)               {}
+func (noRelay) Ensure(context.Context, []string)                          {}
+func (noRelay) BeginRun(context.Context, func(string)) ([]string, func()) { return nil, func() {} }
+func (noRelay) Close() error                                              { return nil }
+func (noRelay) State(string) ([]capability.Tool, bool, bool, error) {
+	return nil, false, true, errNoRelay
+}
 
 // relaySocket is the relay's socket relative to the repository root, where
 // programs run: a relative path fits in sun_path however deep the
@@ -26,8 +68,11 @@ func relaySocket() string {
 
 // openRelay starts the relay and its socket; Open starts the servers once
 // the first snapshot is in place, since their tools update it.
-func (e *Engine) openRelay(onDemand bool) error {
-	e.relay = relay.New(relay.Options{Environ: e.environ, Logger: e.logger, OnChange: e.toolsChanged})
+func (e *Engine) openRelay(newRelay NewRelay, onDemand bool) error {
+	e.relay = Relay(noRelay{})
+	if newRelay != nil {
+		e.relay = newRelay(e.environ, e.logger, e.toolsChanged)
+	}
 	rel := relaySocket()
 	if err := e.relay.Listen(filepath.Join(e.root, rel), rel); err != nil {
 		return err
@@ -56,17 +101,17 @@ func (e *Engine) withTools(reg *capability.Registry) *capability.Registry {
 			out.Capabilities[i] = c
 			continue
 		}
-		st, _ := e.relay.Status(c.ID)
+		tools, _, ready, err := e.relay.State(c.ID)
 		msg := ""
 		switch {
-		case st.Err != nil:
-			msg = st.Err.Error()
-		case !st.Ready:
+		case err != nil:
+			msg = err.Error()
+		case !ready:
 			msg = "starting: its tools are listed as soon as the server answers"
 		}
-		cp := c.WithTools(st.Tools, msg)
-		if len(st.Tools) > 0 {
-			cp.Types = tsgen.Declaration(c.Module, st.Tools)
+		cp := c.WithTools(tools, msg)
+		if len(tools) > 0 {
+			cp.Types = tsgen.Declaration(c.Module, tools)
 		}
 		out.Capabilities[i] = cp
 	}
@@ -161,17 +206,17 @@ func (e *Engine) WrappedServers() []WrappedServer {
 	return wrappedServers(e.relay, e.Registry())
 }
 
-func wrappedServers(r *relay.Relay, reg *capability.Registry) []WrappedServer {
+func wrappedServers(r Relay, reg *capability.Registry) []WrappedServer {
 	var out []WrappedServer
 	for _, c := range reg.Capabilities {
 		if c.MCP == nil {
 			continue
 		}
-		st, _ := r.Status(c.ID)
-		if st.Err == nil && !st.Ready {
-			st.Err = errors.New("did not answer in time")
+		tools, started, ready, err := r.State(c.ID)
+		if err == nil && !ready {
+			err = errors.New("did not answer in time")
 		}
-		out = append(out, WrappedServer{Capability: c.ID, Target: c.MCP.Target(), Started: st.Started, Tools: len(st.Tools), Err: st.Err})
+		out = append(out, WrappedServer{Capability: c.ID, Target: c.MCP.Target(), Started: started, Tools: len(tools), Err: err})
 	}
 	return out
 }

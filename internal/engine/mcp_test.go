@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/omnidev/omnidev/internal/relay"
 )
 
 // TestReloadStopsAndRestartsWrappedServers: a reload that changes a wrapped
@@ -16,7 +19,7 @@ import (
 // stops what is left.
 func TestReloadStopsAndRestartsWrappedServers(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testdata/testserver").CombinedOutput(); err != nil {
 		t.Fatalf("build testserver: %v\n%s", err, out)
 	}
 	root := t.TempDir()
@@ -34,7 +37,10 @@ func TestReloadStopsAndRestartsWrappedServers(t *testing.T) {
 	}
 	write("omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n")
 	write("omni/capabilities/bad/capability.toml", manifest("one"))
-	e, err := Open(t.Context(), root, Options{Environ: os.Environ()})
+	newRelay := func(environ []string, logger *slog.Logger, onChange func(string)) Relay {
+		return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
+	}
+	e, err := Open(t.Context(), root, Options{Environ: os.Environ(), NewRelay: newRelay})
 	if err != nil {
 		t.Fatal(err)
 	}

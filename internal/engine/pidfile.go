@@ -21,6 +21,10 @@ const PIDFileName = ".omni/server.pid"
 type PIDFile struct {
 	path string
 	pid  int
+	// madeDir: writing the file created .omni, which Remove then removes
+	// if it is empty, so that a server that could not start (no omni/
+	// here) leaves nothing behind.
+	madeDir bool
 }
 
 // WritePIDFile records this process as the repository's server. Another
@@ -36,10 +40,12 @@ func WritePIDFile(root string, logger *slog.Logger) (*PIDFile, error) {
 		}
 	}
 	pid := os.Getpid()
+	_, err := os.Stat(filepath.Dir(path))
+	madeDir := errors.Is(err, fs.ErrNotExist)
 	if err := writeFileAtomic(path, []byte(strconv.Itoa(pid)+"\n")); err != nil {
 		return nil, fmt.Errorf("write PID file: %w", err)
 	}
-	return &PIDFile{path: path, pid: pid}, nil
+	return &PIDFile{path: path, pid: pid, madeDir: madeDir}, nil
 }
 
 // Remove deletes the PID file only if it still names this process: a newer
@@ -55,7 +61,13 @@ func (p *PIDFile) Remove() error {
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err != nil || pid != p.pid {
 		return nil
 	}
-	return os.Remove(p.path)
+	if err := os.Remove(p.path); err != nil {
+		return err
+	}
+	if p.madeDir {
+		os.Remove(filepath.Dir(p.path)) // fails, as it should, unless empty
+	}
+	return nil
 }
 
 // ServerStatus is what the PID file says about a repository's server.

@@ -22,14 +22,14 @@ func isReloadTrigger(rel string) bool {
 }
 
 // Watch watches the repository's config and capabilities and reloads the
-// engine when they change. A failed reload keeps the last good state; its
-// error is logged and passed to onError (which may be nil), so a server can
-// tell its clients.
+// engine when they change. A failed reload keeps the last good state, and
+// its error is logged: the log (stderr, or the server's log file) is where
+// an MCP host shows a server's messages, MCP's own logging being deprecated.
 //
 // Reloads run on the watcher's callback goroutine, one at a time: changes
 // made during a reload arrive as the next batch, so at most one reload runs
 // and one more is pending.
-func (e *Engine) Watch(ctx context.Context, onError func(error)) (*watch.Watcher, error) {
+func (e *Engine) Watch(ctx context.Context) (*watch.Watcher, error) {
 	onChange := func(b watch.Batch) {
 		if !b.Rescan && !anyTrigger(e.root, b.Paths) {
 			return
@@ -37,9 +37,6 @@ func (e *Engine) Watch(ctx context.Context, onError func(error)) (*watch.Watcher
 		e.logger.Debug("reloading", "paths", len(b.Paths), "rescan", b.Rescan)
 		if err := e.Reload(ctx); err != nil {
 			e.logger.Error("reload failed", "err", err)
-			if onError != nil {
-				onError(err)
-			}
 		}
 	}
 	return watch.New(watch.Options{

@@ -1,15 +1,12 @@
 package engine
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestRunsSerializedAcrossEngines runs programs from two engines on one
@@ -57,20 +54,5 @@ appendFileSync("runs.log", "end " + Date.now() + "\n");`
 			t.Fatalf("runs overlapped:\n%s", data)
 		}
 		last = ts
-	}
-}
-
-func TestRunLockHonoursContext(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, ".omni"), 0o755)
-	unlock, err := lockRuns(t.Context(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := lockRuns(ctx, root); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("second lock: %v, want the context's error", err)
 	}
 }

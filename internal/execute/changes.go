@@ -104,8 +104,8 @@ type baseline struct {
 // snapshot is the worktree as it was just before a run.
 //
 // Finding what a run changed has two halves. Which paths may have changed
-// (changes: a second walk, compared by stat data) is the half issue 7
-// replaces with watcher events; what they changed (describe: content
+// comes from a second walk compared by stat data (changes) or from the
+// tracker's watcher events; what they changed (describe: content
 // comparison and line counts against the snapshot) takes candidates from
 // either.
 type snapshot struct {

@@ -7,7 +7,9 @@
 // starts in its own process group (and, with the network off, in new user
 // and network namespaces), and on exit, timeout or cancellation the whole
 // group is killed, so nothing it started keeps running. Output is capped per
-// stream, keeping head and tail, in bounded memory.
+// stream, keeping head and tail, in bounded memory. Runs in one repository
+// are serialized, across processes too (runlock.go): they share main.ts and
+// the worktree.
 //
 // What a run changed is measured against each file's content just before
 // the run (changes.go): a walk before and after, the git index standing in

@@ -1,12 +1,14 @@
 package execute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,15 +30,19 @@ var (
 	ErrNetworkIsolation = errors.New("network isolation unavailable")
 )
 
-// Executor runs programs in one repository. Runs are serialized: they share
-// the sandbox's main.ts and the worktree, and what a run changed is only
-// meaningful if no other run changes files at the same time.
+// Executor runs programs in one repository. Runs are serialized, within
+// the process and across processes: they share the sandbox's main.ts and
+// the worktree, and what a run changed is only meaningful if no other run
+// changes files at the same time.
 type Executor struct {
 	root   string
 	logger *slog.Logger
 	// turn holds a token while a run is in progress. A channel rather than
 	// a mutex so that a queued run can give up when its context is done.
 	turn chan struct{}
+	// lock serializes runs with other processes' (see runLock); taken
+	// while holding turn.
+	lock runLock
 	// index is the git index the last run decoded, reused while the index
 	// file is unchanged. Guarded by turn, as is everything below.
 	index *gitIndex
@@ -63,7 +69,8 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1)}
+	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1),
+		lock: runLock{path: filepath.Join(root, ".omni", "run.lock")}}
 }
 
 // Request is one program to run. The caller resolves configuration: Run
@@ -113,10 +120,14 @@ type Result struct {
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
 	// ChangedFiles, DiffStat and Changes cover what this run changed,
-	// against each file's content just before it: see Change.
-	ChangedFiles []string `json:"changed_files"`
-	DiffStat     DiffStat `json:"diff_stat"`
-	Changes      []Change `json:"changes"`
+	// against each file's content just before it: see Change. DiffStat
+	// counts every change; ChangedFiles and Changes list at most
+	// MaxListedChanges of them (see setChanges) and ChangesOmitted says how
+	// many more there are.
+	ChangedFiles   []string `json:"changed_files"`
+	DiffStat       DiffStat `json:"diff_stat"`
+	Changes        []Change `json:"changes"`
+	ChangesOmitted int      `json:"changes_omitted"`
 	// DurationMS is the program's wall time, from the moment it is let run
 	// (after the worktree is recorded) to its exit.
 	DurationMS int64     `json:"duration_ms"`
@@ -140,7 +151,8 @@ type DiffStat struct {
 
 // Run writes req.Code to the sandbox, runs it with the runtime from the
 // repository root and reports its output and what it changed. Runs wait for
-// one another; a run still waiting returns ctx's error when ctx is done. A
+// one another, in this process and in others (.omni/run.lock); a run still
+// waiting returns ctx's error when ctx is done. A
 // run cancelled while the program runs returns a Result with Cancelled set
 // (and the changes made so far).
 func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
@@ -161,6 +173,11 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("wait for the previous run to finish: %w", err)
 	}
+	unlock, err := e.lock.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 
 	if err := req.Sandbox.WriteMain(req.Code); err != nil {
 		return nil, err
@@ -219,7 +236,7 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	res.setChanges(changes)
 	e.logger.Debug("run finished",
 		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
-		"changed", len(res.Changes), "files", len(before.pos), "tracked", tracked,
+		"changed", res.DiffStat.Files, "files", len(before.pos), "tracked", tracked,
 		"start", t1.Sub(t0).Round(time.Microsecond),
 		"snapshot", t2.Sub(t1).Round(time.Microsecond),
 		"program", t3.Sub(t2).Round(time.Microsecond),
@@ -301,17 +318,37 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 	return "", err
 }
 
-// setChanges fills the change fields; slices are never nil, so JSON shows [].
+// MaxListedChanges bounds the files a Result lists. A run that generates
+// thousands of files must not return a result of megabytes that an agent
+// reads whole; diff_stat still counts them, and git lists them all.
+const MaxListedChanges = 200
+
+// setChanges fills the change fields from changes, which are in path order.
+// Past MaxListedChanges, the largest changes (lines inserted plus deleted)
+// are the ones listed: a hand edit stays visible among generated files.
+// Slices are never nil, so JSON shows [].
 func (r *Result) setChanges(changes []Change) {
+	r.DiffStat = DiffStat{Files: len(changes)}
+	for _, c := range changes {
+		r.DiffStat.Insertions += c.Insertions
+		r.DiffStat.Deletions += c.Deletions
+	}
+	r.ChangesOmitted = max(len(changes)-MaxListedChanges, 0)
+	if r.ChangesOmitted > 0 {
+		listed := slices.Clone(changes)
+		slices.SortStableFunc(listed, func(a, b Change) int {
+			return cmp.Compare(b.Insertions+b.Deletions, a.Insertions+a.Deletions)
+		})
+		listed = listed[:MaxListedChanges]
+		slices.SortFunc(listed, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+		changes = listed
+	}
 	r.Changes = changes
 	if r.Changes == nil {
 		r.Changes = []Change{}
 	}
 	r.ChangedFiles = make([]string, len(r.Changes))
-	r.DiffStat = DiffStat{Files: len(r.Changes)}
 	for i, c := range r.Changes {
 		r.ChangedFiles[i] = c.Path
-		r.DiffStat.Insertions += c.Insertions
-		r.DiffStat.Deletions += c.Deletions
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -305,6 +306,30 @@ console.error("small stderr");
 	}
 }
 
+// TestRunLargeCapSmallOutput runs a program that prints one line under the
+// largest output cap the config allows: the run must not allocate its two
+// streams' buffers at the cap (32 MiB), only what the program printed.
+func TestRunLargeCapSmallOutput(t *testing.T) {
+	requireBun(t)
+	root := t.TempDir()
+	req := request(prepare(t, root), `console.log("hi"); console.error("ho");`)
+	req.MaxOutputBytes = capability.MaxMaxOutputBytes
+	e := New(root, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := e.Run(t.Context(), req)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "hi\n" || res.Stderr != "ho\n" {
+		t.Fatalf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > capability.MaxMaxOutputBytes {
+		t.Errorf("a run printing 6 bytes under a %d-byte cap allocated %d bytes", req.MaxOutputBytes, allocated)
+	}
+}
+
 func TestRunSerializes(t *testing.T) {
 	requireBun(t)
 	root := t.TempDir()
@@ -357,8 +382,8 @@ func TestRunQueuedCancel(t *testing.T) {
 	sb := prepare(t, root)
 	e := New(root, nil)
 	started := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	first := make(chan error, 1)
+	go func() {
 		req := request(sb, "await new Promise((resolve) => setTimeout(resolve, 1500));\n")
 		req.Progress = func(Progress) {
 			select {
@@ -367,11 +392,14 @@ func TestRunQueuedCancel(t *testing.T) {
 				close(started)
 			}
 		}
-		if _, err := e.Run(t.Context(), req); err != nil {
-			t.Error(err)
-		}
-	})
-	<-started
+		_, err := e.Run(t.Context(), req)
+		first <- err
+	}()
+	select {
+	case <-started:
+	case err := <-first:
+		t.Fatalf("the first run ended before it reported progress: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -382,7 +410,9 @@ func TestRunQueuedCancel(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("queued run gave up after %v, want ~100ms", elapsed)
 	}
-	wg.Wait()
+	if err := <-first; err != nil {
+		t.Error(err)
+	}
 }
 
 func TestRunEnvironment(t *testing.T) {

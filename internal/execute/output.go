@@ -8,14 +8,19 @@ import (
 )
 
 // capture keeps the head and the tail of one output stream, whatever the
-// program prints: memory stays at the cap, the middle is only counted. It
-// is written by one reader goroutine; Len may be read from any goroutine.
+// program prints: memory stays at the cap, the middle is only counted. Its
+// buffers grow as output arrives, so a generous cap costs nothing to a run
+// that prints little. It is written by one reader goroutine; Len may be read
+// from any goroutine.
 type capture struct {
-	head     []byte // the first headMax bytes
-	headMax  int
-	tail     []byte // ring buffer holding the last len(tail) bytes after head
-	tailNext int    // where the next tail byte goes
-	tailFull bool
+	head    []byte // the first headMax bytes
+	headMax int
+	// tail holds the bytes after head: appended to until it is tailMax
+	// long, then a ring buffer of the last tailMax bytes.
+	tail     []byte
+	tailMax  int
+	tailNext int  // in a ring, where the next tail byte goes
+	ring     bool // tail is full and wraps around at tailNext
 	total    atomic.Int64
 }
 
@@ -25,11 +30,7 @@ type capture struct {
 func newCapture(limit int) *capture {
 	limit = max(limit, 0)
 	headMax := limit / 2
-	return &capture{
-		head:    make([]byte, 0, headMax),
-		headMax: headMax,
-		tail:    make([]byte, limit-headMax),
-	}
+	return &capture{headMax: headMax, tailMax: limit - headMax}
 }
 
 // Write never fails, so a chatty program is never blocked or broken by the cap.
@@ -38,27 +39,48 @@ func (c *capture) Write(p []byte) (int, error) {
 	n := len(p)
 	if room := c.headMax - len(c.head); room > 0 {
 		k := min(room, len(p))
-		c.head = append(c.head, p[:k]...)
+		c.head = appendCapped(c.head, p[:k], c.headMax)
 		p = p[k:]
 	}
-	if len(p) == 0 || len(c.tail) == 0 {
+	if len(p) == 0 || c.tailMax == 0 {
+		return n, nil
+	}
+	if !c.ring {
+		if len(c.tail)+len(p) < c.tailMax {
+			c.tail = appendCapped(c.tail, p, c.tailMax)
+			return n, nil
+		}
+		// Full from here on: the ring starts with the last tailMax bytes
+		// of what was kept and p, oldest first.
+		ring := make([]byte, c.tailMax)
+		keep := max(c.tailMax-len(p), 0)
+		copy(ring, c.tail[len(c.tail)-keep:])
+		copy(ring[keep:], p[len(p)-(c.tailMax-keep):])
+		c.tail, c.tailNext, c.ring = ring, 0, true
 		return n, nil
 	}
 	if len(p) >= len(c.tail) {
 		copy(c.tail, p[len(p)-len(c.tail):])
-		c.tailNext, c.tailFull = 0, true
+		c.tailNext = 0
 		return n, nil
 	}
 	k := copy(c.tail[c.tailNext:], p)
 	if k < len(p) {
 		copy(c.tail, p[k:])
-		c.tailFull = true
 	}
 	c.tailNext = (c.tailNext + len(p)) % len(c.tail)
-	if c.tailNext == 0 {
-		c.tailFull = true
-	}
 	return n, nil
+}
+
+// appendCapped appends p to b, growing b's capacity geometrically but never
+// past limit; len(b)+len(p) must not exceed limit.
+func appendCapped(b, p []byte, limit int) []byte {
+	if need := len(b) + len(p); need > cap(b) {
+		grown := make([]byte, len(b), min(max(2*cap(b), need, 512), limit))
+		copy(grown, b)
+		b = grown
+	}
+	return append(b, p...)
 }
 
 // Len returns how many bytes were written so far.
@@ -69,8 +91,8 @@ func (c *capture) Len() int64 { return c.total.Load() }
 // boundaries and one marker line says how many bytes are missing between
 // them; invalid UTF-8 the program printed is replaced with U+FFFD.
 func (c *capture) String() (string, bool) {
-	tail := c.tail[:c.tailNext]
-	if c.tailFull {
+	tail := c.tail
+	if c.ring && c.tailNext > 0 {
 		tail = append(append([]byte(nil), c.tail[c.tailNext:]...), c.tail[:c.tailNext]...)
 	}
 	omitted := c.total.Load() - int64(len(c.head)+len(tail))

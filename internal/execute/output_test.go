@@ -1,6 +1,8 @@
 package execute
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,12 +63,73 @@ func TestCaptureBoundedMemory(t *testing.T) {
 		all.WriteString(chunk)
 		c.Write([]byte(chunk))
 	}
-	if cap(c.head) > limit/2 || len(c.tail) > limit-limit/2 {
-		t.Errorf("capture grew: head cap %d, tail %d", cap(c.head), len(c.tail))
+	if cap(c.head) > limit/2 || cap(c.tail) > limit-limit/2 {
+		t.Errorf("capture grew past its limit: head cap %d, tail cap %d", cap(c.head), cap(c.tail))
 	}
 	got, truncated := c.String()
 	want := all.String()
 	if !truncated || !strings.HasPrefix(got, want[:limit/2]) || !strings.HasSuffix(got, want[len(want)-limit/2:]) {
 		t.Errorf("head or tail lost")
 	}
+}
+
+// TestCaptureMatchesReference feeds the same output in chunks of many sizes,
+// so that the tail fills, turns into a ring and wraps at every offset, and
+// compares with head and tail cut from the whole output.
+func TestCaptureMatchesReference(t *testing.T) {
+	var all strings.Builder
+	for i := range 300 {
+		all.WriteByte(byte('a' + i%26))
+	}
+	out := all.String()
+	for _, limit := range []int{1, 2, 7, 64, 299, 300, 301, 1000} {
+		for _, chunk := range []int{1, 3, 50, 151, 300} {
+			t.Run(fmt.Sprintf("limit %d chunk %d", limit, chunk), func(t *testing.T) {
+				c := newCapture(limit)
+				for rest := out; rest != ""; {
+					k := min(chunk, len(rest))
+					c.Write([]byte(rest[:k]))
+					rest = rest[k:]
+				}
+				want := out
+				if len(out) > limit {
+					head, tail := limit/2, limit-limit/2
+					want = fmt.Sprintf("%s\n[... omnidev: %d bytes omitted ...]\n%s", out[:head], len(out)-limit, out[len(out)-tail:])
+				}
+				if got, _ := c.String(); got != want {
+					t.Errorf("String() = %q\nwant %q", got, want)
+				}
+				if cap(c.head) > limit/2 || cap(c.tail) > limit-limit/2 {
+					t.Errorf("capture grew past its limit: head cap %d, tail cap %d", cap(c.head), cap(c.tail))
+				}
+			})
+		}
+	}
+}
+
+// TestCaptureGrowsWithOutput checks that the cap is a bound, not a size: a
+// stream under the largest cap the config allows that prints a few lines
+// holds and allocates a few hundred bytes, not megabytes.
+func TestCaptureGrowsWithOutput(t *testing.T) {
+	const limit = 16 << 20
+	line := []byte("a line of output\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := newCapture(limit)
+	for range 20 {
+		c.Write(line)
+	}
+	got, truncated := c.String()
+	runtime.ReadMemStats(&after)
+	if want := strings.Repeat(string(line), 20); got != want || truncated {
+		t.Errorf("String() = %q, %v; want %q, false", got, truncated, want)
+	}
+	if held := cap(c.head) + cap(c.tail); held > 4<<10 {
+		t.Errorf("capture holds %d bytes of buffers for %d bytes of output", held, 20*len(line))
+	}
+	allocated := after.TotalAlloc - before.TotalAlloc
+	if allocated > 64<<10 {
+		t.Errorf("a capture with a %d-byte cap allocated %d bytes for %d bytes of output", limit, allocated, 20*len(line))
+	}
+	t.Logf("%d bytes of output under a %d-byte cap: %d bytes allocated, buffers of %d bytes held", 20*len(line), limit, allocated, cap(c.head)+cap(c.tail))
 }

@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -328,8 +329,14 @@ for (let i = 0; i < %d; i++) writeFileSync("gen/f" + i + ".txt", "x\n");
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("run: %v %+v", err, res)
 	}
-	if len(res.Changes) != n || res.DiffStat.Insertions != n {
-		t.Fatalf("%d changes, %d insertions; want %d of each", len(res.Changes), res.DiffStat.Insertions, n)
+	if res.DiffStat.Files != n || res.DiffStat.Insertions != n {
+		t.Fatalf("diff_stat %+v; want %d files and insertions", res.DiffStat, n)
+	}
+	if len(res.Changes) != MaxListedChanges || res.ChangesOmitted != n-MaxListedChanges {
+		t.Errorf("%d changes listed, %d omitted; want %d and %d", len(res.Changes), res.ChangesOmitted, MaxListedChanges, n-MaxListedChanges)
+	}
+	if data, _ := json.Marshal(res); len(data) > 32<<10 {
+		t.Errorf("the result of a run that created %d files is %d bytes of JSON", n, len(data))
 	}
 	for _, c := range res.Changes {
 		if c.Status != StatusAdded || !strings.HasPrefix(c.Path, "gen/") {

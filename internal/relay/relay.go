@@ -117,6 +117,13 @@ func (r *Relay) Status(id string) (Status, bool) {
 	return s.status(), true
 }
 
+// State is Status as separate values, for callers that must not depend on
+// this package's types (the engine, through an interface of its own).
+func (r *Relay) State(id string) (tools []capability.Tool, started, ready bool, err error) {
+	st, _ := r.Status(id)
+	return st.Tools, st.Started, st.Ready, st.Err
+}
+
 func (r *Relay) server(id string) *server {
 	r.mu.Lock()
 	defer r.mu.Unlock()

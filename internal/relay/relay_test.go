@@ -21,7 +21,7 @@ import (
 	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
-// testServer is the misbehaving server of ./testserver, built once.
+// testServer is the misbehaving server of ./testdata/testserver, built once.
 var testServer string
 
 func TestMain(m *testing.M) {
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testServer = filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", testServer, "./testserver")
+	build := exec.Command("go", "build", "-o", testServer, "./testdata/testserver")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build testserver:", err)

@@ -73,7 +73,7 @@ func percentile(ds []time.Duration, p float64) float64 {
 
 // BenchmarkQuery is omni_query over stdio on 2,000 docs: latency
 // percentiles over a mix of words, pairs and typos, and the server's RSS
-// after the run (use -benchtime=1000x for the 1,000 queries).
+// after the run (-benchtime=1000x gives the README's figure, after 1,000 queries).
 // "go-sdk" measures through the SDK's client; "raw" writes each request
 // line and reads the answer line itself, which leaves out the client's own
 // cost (on these 2 cores it competes with the server) to show the server's.

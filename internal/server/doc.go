@@ -1,6 +1,9 @@
 // Package server adapts an [engine.Engine] to MCP: the omni_query and
 // omni_execute tools, the stdio and Streamable HTTP transports, and the
-// lifecycle of `omnidev serve` (PID file, reload notifications, shutdown).
+// lifecycle of `omnidev serve` (PID file, reloads, shutdown).
+// On stdio, a line filter stands in front of the SDK's transport (see
+// stdioTransport): the SDK's decoder ends the session on the first line it
+// cannot read, the filter answers that line and goes on.
 //
 // It and the relay are the only packages that import the MCP SDK. It must
 // never write anything but JSON-RPC to stdout while serving (logs go to the

@@ -87,25 +87,18 @@ type server struct {
 	cmd      *exec.Cmd
 	session  *mcp.ClientSession
 	stderr   *testrepo.Buffer
-	logs     chan string
 	progress chan *mcp.ProgressNotificationParams
 }
 
 // startServer starts `omnidev serve` in root and connects a client to it.
 func startServer(t testing.TB, root string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{stderr: new(testrepo.Buffer), logs: make(chan string, 16), progress: make(chan *mcp.ProgressNotificationParams, 64)}
+	s := &server{stderr: new(testrepo.Buffer), progress: make(chan *mcp.ProgressNotificationParams, 64)}
 	s.cmd = exec.Command(binary, "serve", "--log-level", "info")
 	s.cmd.Dir = root
 	s.cmd.Env = append(os.Environ(), extraEnv...)
 	s.cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			select {
-			case s.logs <- fmt.Sprint(r.Params.Data):
-			default:
-			}
-		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			select {
 			case s.progress <- r.Params:
@@ -120,10 +113,6 @@ func startServer(t testing.TB, root string, extraEnv ...string) *server {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr)
 	}
 	s.session = session
-	// Log notifications flow only once a client asks for them.
-	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
-		t.Fatalf("set logging level: %v", err)
-	}
 	t.Cleanup(func() {
 		session.Close()
 		if t.Failed() {
@@ -159,7 +148,10 @@ func (s *server) call(t testing.TB, ctx context.Context, tool string, args map[s
 // whose text mentions want.
 func (s *server) wantToolError(t *testing.T, ctx context.Context, tool string, args map[string]any, want string) {
 	t.Helper()
-	res := s.call(t, ctx, tool, args, nil)
+	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("call %s: %v %+v; want a tool error", tool, err, res)
+	}
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !res.IsError || !strings.Contains(text, want) {
 		t.Errorf("isError=%v text=%.200s; want a tool error mentioning %q", res.IsError, text, want)
@@ -228,12 +220,12 @@ func TestEndToEndStdio(t *testing.T) {
 			args map[string]any
 			want string
 		}{
-			{"limit too big", map[string]any{"query": "x", "limit": 500}, "between 1 and 100"},
-			{"limit zero", map[string]any{"query": "x", "limit": 0}, "between 1 and 100"},
+			{"limit too big", map[string]any{"query": "x", "limit": 500}, "maximum"},
+			{"limit zero", map[string]any{"query": "x", "limit": 0}, "minimum"},
 			{"long query", map[string]any{"query": strings.Repeat("a", 1001)}, "1000"},
 			{"unknown kind", map[string]any{"query": "x", "kinds": []string{"bogus"}}, "capability"},
-			{"limit of the wrong type", map[string]any{"query": "x", "limit": "ten"}, "invalid arguments for omni_query"},
-			{"unknown argument", map[string]any{"query": "x", "lmit": 3}, `unknown field \"lmit\"`},
+			{"limit of the wrong type", map[string]any{"query": "x", "limit": "ten"}, `want "integer"`},
+			{"unknown argument", map[string]any{"query": "x", "lmit": 3}, `unexpected additional properties ["lmit"]`},
 		} {
 			t.Run(tc.name, func(t *testing.T) { s.wantToolError(t, ctx, "omni_query", tc.args, tc.want) })
 		}
@@ -273,7 +265,7 @@ export async function main() {
 			{"zero timeout", map[string]any{"code": "1", "timeout_ms": 0}, "timeout_ms"},
 			{"code too large", map[string]any{"code": strings.Repeat("/", 1<<20+1)}, "limit is 1048576"},
 			{"no code at all", map[string]any{}, "code"},
-			{"code of the wrong type", map[string]any{"code": 42}, "invalid arguments for omni_execute"},
+			{"code of the wrong type", map[string]any{"code": 42}, `want "string"`},
 		} {
 			t.Run(tc.name, func(t *testing.T) { s.wantToolError(t, ctx, "omni_execute", tc.args, tc.want) })
 		}
@@ -338,27 +330,49 @@ export async function main() {
 	}
 }
 
-// hangingProgram returns a program that starts a `sleep 60` child, records
-// the child's pid, then waits forever; and a func that waits for the pid.
-// Tests use it to check that nothing a run started outlives the run.
-func hangingProgram(t testing.TB, root string) (code string, childPID func() int) {
+// startHanging calls omni_execute through cs with a program that starts a
+// `sleep 60` child, records the child's pid, then waits forever. It returns
+// the child's pid once recorded and a channel that gets the call's error
+// when the call returns. Tests use it to check that nothing a run started
+// outlives the run. A call that returns before the child is recorded (a
+// tool or protocol error) fails the test at once, with what it returned.
+func startHanging(t testing.TB, ctx context.Context, cs *mcp.ClientSession, root string) (child int, done <-chan error) {
+	t.Helper()
 	pidFile := filepath.Join(root, "child.pid")
-	code = fmt.Sprintf(`import { spawn } from "node:child_process";
+	code := fmt.Sprintf(`import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 const child = spawn("sleep", ["60"], { stdio: "ignore" });
 writeFileSync(%q, String(child.pid));
 await new Promise(() => {});`, pidFile)
-	return code, func() int {
-		var pid int
-		waitFor(t, "the program's child", 20*time.Second, func() bool {
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
-				return false
+	type call struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	calls := make(chan call, 1)
+	errs := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
+		calls <- call{res, err}
+		errs <- err
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			if _, err := fmt.Sscan(string(data), &child); err == nil {
+				return child, errs
 			}
-			_, err = fmt.Sscan(string(data), &pid)
-			return err == nil
-		})
-		return pid
+		}
+		select {
+		case c := <-calls:
+			text := ""
+			if c.res != nil && len(c.res.Content) > 0 {
+				text = c.res.Content[0].(*mcp.TextContent).Text
+			}
+			t.Fatalf("omni_execute returned before the program started its child: error %v, result %.500s", c.err, text)
+		case <-deadline:
+			t.Fatal("timed out after 20s waiting for the program's child")
+		case <-time.After(25 * time.Millisecond):
+		}
 	}
 }
 
@@ -367,14 +381,8 @@ await new Promise(() => {});`, pidFile)
 func TestEndToEndCancel(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
-	code, childPID := hangingProgram(t, root)
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-		done <- err
-	}()
-	child := childPID()
+	child, done := startHanging(t, ctx, s.session, root)
 	cancel()
 	<-done
 	waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })

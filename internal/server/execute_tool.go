@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -14,26 +15,37 @@ import (
 )
 
 type executeParams struct {
-	Code      string `json:"code" jsonschema:"A complete TypeScript program. Import capability modules by name (import { x } from \"<module>\"). Export an async main() returning an exit code, or write top-level code. It runs from the repository root."`
-	TimeoutMS *int64 `json:"timeout_ms,omitempty" jsonschema:"Stop the program after this many milliseconds. The configured timeout (30 s by default) is the most a call can get."`
+	Code      string       `json:"code" jsonschema:"A complete TypeScript program. Import capability modules by name (import { x } from \"<module>\"). Export an async main() returning an exit code, or write top-level code. It runs from the repository root."`
+	TimeoutMS milliseconds `json:"timeout_ms,omitempty" jsonschema:"Stop the program after this many milliseconds. The configured timeout (30 s by default) is the most a call can get."`
 }
 
+// milliseconds is a requested timeout; its schema refuses zero and
+// negative values (absent means the configured timeout).
+type milliseconds int64
+
 func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) error {
-	in, err := jsonschema.For[executeParams](nil)
+	in, err := schemaFor[executeParams](map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[milliseconds](): {Type: "integer", Minimum: jsonschema.Ptr(1.0)},
+	})
 	if err != nil {
 		return fmt.Errorf("omni_execute input schema: %w", err)
 	}
-	in.Properties["timeout_ms"].Types, in.Properties["timeout_ms"].Type = nil, "integer"
-	out, err := outputSchema[execute.Result]()
+	out, err := schemaFor[execute.Result](nil)
 	if err != nil {
 		return fmt.Errorf("omni_execute output schema: %w", err)
 	}
-	addTool(s, &mcp.Tool{
+	out.Properties["changes"].Description = fmt.Sprintf("The files this run changed, at most %d of them: past that, those with the most "+
+		"lines inserted plus deleted (ties in path order). Listed in path order.", execute.MaxListedChanges)
+	out.Properties["changed_files"].Description = "The paths of the files in changes, in the same order."
+	out.Properties["changes_omitted"].Description = "How many changed files changes and changed_files leave out; diff_stat counts them all."
+	out.Properties["diff_stat"].Description = "Totals over every file this run changed, listed or not."
+	mcp.AddTool(s, &mcp.Tool{
 		Name: "omni_execute",
-		Description: "Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. " +
-			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: " +
-			"changed_files, diff_stat {files, insertions, deletions} and per-file changes. A program that fails is a normal result " +
-			"with a non-zero exit_code; read stderr and try again.",
+		Description: fmt.Sprintf("Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. "+
+			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: "+
+			"changed_files, diff_stat {files, insertions, deletions} and per-file changes (at most %d files listed; changes_omitted "+
+			"counts the rest). A program that fails is a normal result with a non-zero exit_code; read stderr and try again.",
+			execute.MaxListedChanges),
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{
@@ -43,36 +55,33 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 			IdempotentHint:  false,
 			OpenWorldHint:   boolPtr(true),
 		},
-	}, e.Logger(), func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (any, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (*mcp.CallToolResult, *execute.Result, error) {
 		if rc := requests.context(req.Extra); rc != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(rc, cancel)()
 		}
-		r := engine.ExecRequest{Code: p.Code}
-		if p.TimeoutMS != nil {
-			if *p.TimeoutMS <= 0 {
-				return nil, fmt.Errorf("%w: timeout_ms must be a positive number of milliseconds, got %d", execute.ErrInvalidTimeout, *p.TimeoutMS)
-			}
-			r.Timeout = time.Duration(*p.TimeoutMS) * time.Millisecond
-		}
+		r := engine.ExecRequest{Code: p.Code, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond}
 		if token := req.Params.GetProgressToken(); token != nil {
 			r.Progress = progressReporter(ctx, req.Session, token)
 		}
 		res, err := e.Execute(ctx, r)
-		if err != nil && !isAgentError(err) {
-			e.Logger().Error("omni_execute failed", "err", err)
+		if err != nil {
+			if isAgentError(err) {
+				return nil, nil, err
+			}
+			return nil, nil, fault(e.Logger(), "omni_execute", err, "code_bytes", len(p.Code), "timeout_ms", int64(p.TimeoutMS))
 		}
-		return res, err
+		return result(res)
 	})
 	return nil
 }
 
-// isAgentError reports whether err is one the agent can act on (as opposed
-// to a fault of the server, which is logged as well).
+// isAgentError reports whether err is one the agent can act on (or a call
+// that was cancelled), as opposed to a fault of the server.
 func isAgentError(err error) bool {
-	for _, target := range []error{execute.ErrRuntimeNotFound, execute.ErrEmptyCode, execute.ErrCodeTooLarge, execute.ErrInvalidTimeout, execute.ErrNetworkIsolation} {
+	for _, target := range []error{context.Canceled, context.DeadlineExceeded, execute.ErrRuntimeNotFound, execute.ErrEmptyCode, execute.ErrCodeTooLarge, execute.ErrInvalidTimeout, execute.ErrNetworkIsolation} {
 		if errors.Is(err, target) {
 			return true
 		}

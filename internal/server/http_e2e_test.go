@@ -113,14 +113,12 @@ func TestEndToEndHTTP(t *testing.T) {
 	})
 
 	t.Run("a client that disconnects mid-run gets its program killed", func(t *testing.T) {
-		code, childPID := hangingProgram(t, root)
 		cs, err := connect(bearer{token})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
-		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-		child := childPID()
+		child, _ := startHanging(t, ctx, cs, root)
 		cancel()
 		cs.Close()
 		waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/omnidev/omnidev/internal/capability/captest"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -98,14 +97,14 @@ func TestReload(t *testing.T) {
 		if err := os.WriteFile(config, []byte("enable = [\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case msg := <-s.logs:
-			if !strings.Contains(msg, "config.toml") {
-				t.Errorf("log message %q does not name the file", msg)
+		waitFor(t, "the failed reload in the server's log", reloadWait, func() bool {
+			for _, line := range strings.Split(s.stderr.String(), "\n") {
+				if strings.Contains(line, "reload failed") && strings.Contains(line, "config.toml") {
+					return true
+				}
 			}
-		case <-time.After(reloadWait):
-			t.Error("no log message sent to the client for a broken config")
-		}
+			return false
+		})
 		if got := summary(); got != "notes,repo,tasks" {
 			t.Errorf("after a broken config: summary %s, want the last good state", got)
 		}
@@ -118,6 +117,30 @@ func TestReload(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "the fixed config", reloadWait, func() bool { return summary() == "repo,tasks" })
+	})
+
+	t.Run("a limit out of range keeps the last good state", func(t *testing.T) {
+		writeFile(t, root, ".omni/config.local.toml", "[sandbox]\nmax_output_bytes = 99999999999\n")
+		want := ".omni/config.local.toml:2:20: [sandbox] max_output_bytes is 99999999999, out of range; allowed: 1 to 16777216"
+		waitFor(t, "the failed reload in the server's log", reloadWait, func() bool {
+			return strings.Contains(s.stderr.String(), want)
+		})
+		if got := summary(); got != "repo,tasks" {
+			t.Errorf("after an out-of-range limit: summary %s, want the last good state", got)
+		}
+		// The next run still has the last good cap (the default 64 KiB).
+		var out struct {
+			ExitCode  int `json:"exit_code"`
+			Stdout    string
+			Truncated struct{ Stdout bool }
+		}
+		s.call(t, t.Context(), "omni_execute", map[string]any{"code": `process.stdout.write("x".repeat(1 << 20));`}, &out)
+		if out.ExitCode != 0 || !out.Truncated.Stdout || len(out.Stdout) > 70<<10 {
+			t.Errorf("run after the rejected limit: exit %d, truncated %v, %d bytes of stdout", out.ExitCode, out.Truncated.Stdout, len(out.Stdout))
+		}
+		if err := os.Remove(filepath.Join(root, ".omni/config.local.toml")); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("switch the active profile", func(t *testing.T) {
@@ -190,9 +213,7 @@ func TestSignalStopsServer(t *testing.T) {
 func TestSIGTERMKillsRunningProgram(t *testing.T) {
 	root := fixtureRepo(t)
 	s := startServer(t, root)
-	code, childPID := hangingProgram(t, root)
-	go s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-	child := childPID()
+	child, _ := startHanging(t, context.Background(), s.session, root)
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	waitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
@@ -271,5 +292,73 @@ func TestTwoServersOneRepository(t *testing.T) {
 	first.session.Close()
 	if got := pidOf(); got != fmt.Sprint(second.cmd.Process.Pid) {
 		t.Errorf("the first server's exit changed the PID file to %q", got)
+	}
+}
+
+// TestStatusDuringFirstIndexBuild checks that the PID file exists from the
+// server's first moment: while the first index of a repository with many
+// megabytes of docs is being built, status reports the server and stop ends
+// it.
+func TestStatusDuringFirstIndexBuild(t *testing.T) {
+	root := t.TempDir()
+	if _, err := captest.Generate(root, captest.Options{Capabilities: 3, DocsPerCap: 16, MinDocBytes: 200 << 10, MaxDocBytes: 300 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "init", "-q", "-b", "main")
+	logFile := filepath.Join(t.TempDir(), "serve.log")
+	cmd := exec.Command(binary, "serve", "--log-file", logFile)
+	cmd.Dir = root
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	logged := func() string {
+		data, _ := os.ReadFile(logFile)
+		return string(data)
+	}
+	pidFile := filepath.Join(root, ".omni", "server.pid")
+	for end := time.Now().Add(reloadWait); ; time.Sleep(time.Millisecond) {
+		data, _ := os.ReadFile(pidFile)
+		if strings.TrimSpace(string(data)) == fmt.Sprint(cmd.Process.Pid) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no PID file after %v:\n%s", reloadWait, logged())
+		}
+	}
+	// The log is written synchronously: a line not there now was not
+	// written before the PID file.
+	if log := logged(); strings.Contains(log, "msg=loaded") {
+		t.Fatalf("the PID file appeared only after the first load:\n%s", log)
+	}
+	omnidev := func(args ...string) (string, int) {
+		c := exec.Command(binary, append([]string{"--dir", root}, args...)...)
+		out, _ := c.CombinedOutput()
+		return string(out), c.ProcessState.ExitCode()
+	}
+	out, code := omnidev("status")
+	building := !strings.Contains(logged(), "msg=loaded")
+	t.Logf("status while the index was still being built: %v", building)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("running: pid %d", cmd.Process.Pid)) {
+		t.Errorf("status during the first index build: exit %d, %q", code, out)
+	}
+	if out, code := omnidev("stop"); code != 0 || !strings.Contains(out, "stopped") {
+		t.Errorf("stop during the first index build: exit %d, %q\n%s", code, out, logged())
+	}
+	if err := <-waited; err != nil {
+		t.Errorf("server exit: %v\n%s", err, logged())
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("PID file left behind: %v", err)
+	}
+	if log := logged(); !strings.Contains(log, `msg="server stopped" reason=signal`) {
+		t.Errorf("no stop line with the reason:\n%s", log)
 	}
 }

@@ -379,7 +379,7 @@ func waitPort(t *testing.T, port string) {
 func buildTestServer(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testdata/testserver").CombinedOutput(); err != nil {
 		t.Fatalf("build testserver: %v\n%s", err, out)
 	}
 	return bin

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,30 +15,47 @@ import (
 )
 
 type queryParams struct {
-	Query        string   `json:"query,omitempty" jsonschema:"Words to search for in the capabilities' names, docs, skills and rules; typos and word forms still match, quote a phrase to match it exactly. Leave empty for a summary of every enabled capability with its TypeScript type definitions."`
-	Limit        *int     `json:"limit,omitempty" jsonschema:"How many results to return at most, from 1 to 100 (default 10)."`
-	IncludeTypes bool     `json:"include_types,omitempty" jsonschema:"Also return the TypeScript declarations (declare module blocks) of the capabilities found."`
-	Kinds        []string `json:"kinds,omitempty" jsonschema:"Return only these kinds of result: capability, skill, doc, rule, tool (default: all)."`
+	Query        string       `json:"query,omitempty" jsonschema:"Words to search for in the capabilities' names, docs, skills and rules; typos and word forms still match, quote a phrase to match it exactly. Leave empty for a summary of every enabled capability with its TypeScript type definitions."`
+	Limit        queryLimit   `json:"limit,omitempty" jsonschema:"How many results to return at most, from 1 to 100 (default 10)."`
+	IncludeTypes bool         `json:"include_types,omitempty" jsonschema:"Also return the TypeScript declarations (declare module blocks) of the capabilities found."`
+	Kinds        []resultKind `json:"kinds,omitempty" jsonschema:"Return only these kinds of result: capability, skill, doc, rule, tool (default: all)."`
 }
 
-const defaultQueryLimit = 10
+// queryLimit is omni_query's limit. Its schema carries the bounds and the
+// default, so the SDK refuses a limit out of range before the handler runs
+// and fills in the default when the agent gives none.
+type queryLimit int
+
+// resultKind is a kind of result omni_query can be restricted to.
+type resultKind string
+
+// queryTypeSchemas are the schemas of queryParams' own types.
+func queryTypeSchemas() map[reflect.Type]*jsonschema.Schema {
+	kinds := make([]any, 0, len(query.Kinds()))
+	for _, k := range query.Kinds() {
+		kinds = append(kinds, k)
+	}
+	return map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[queryLimit](): {
+			Type:    "integer",
+			Minimum: jsonschema.Ptr(1.0),
+			Maximum: jsonschema.Ptr(float64(query.MaxLimit)),
+			Default: json.RawMessage(fmt.Sprint(query.DefaultLimit)),
+		},
+		reflect.TypeFor[resultKind](): {Type: "string", Enum: kinds},
+	}
+}
 
 func addQueryTool(s *mcp.Server, e *engine.Engine) error {
-	in, err := jsonschema.For[queryParams](nil)
+	in, err := schemaFor[queryParams](queryTypeSchemas())
 	if err != nil {
 		return fmt.Errorf("omni_query input schema: %w", err)
 	}
-	in.Properties["limit"].Types, in.Properties["limit"].Type = nil, "integer"
-	in.Properties["limit"].Default = json.RawMessage(fmt.Sprint(defaultQueryLimit))
-	// Bounds and the valid kinds are checked by the handler rather than the
-	// schema, so that a mistake gets our JSON error naming the bound or the
-	// valid values, not the SDK's validator text.
-	in.Properties["kinds"].Types, in.Properties["kinds"].Type = nil, "array"
-	out, err := outputSchema[query.Result]()
+	out, err := schemaFor[query.Result](nil)
 	if err != nil {
 		return fmt.Errorf("omni_query output schema: %w", err)
 	}
-	addTool(s, &mcp.Tool{
+	mcp.AddTool(s, &mcp.Tool{
 		Name: "omni_query",
 		Description: "Search the repository's capability modules: their descriptions, docs, skills and rules. " +
 			"Returns ranked results with a source tag (capability:<id>, skill:<id>/<name>, doc:<id>/<name>, rule:<id>/<name>), " +
@@ -50,15 +69,19 @@ func addQueryTool(s *mcp.Server, e *engine.Engine) error {
 			IdempotentHint: true,
 			OpenWorldHint:  boolPtr(false),
 		},
-	}, e.Logger(), func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (any, error) {
-		req := query.Request{Query: p.Query, Limit: defaultQueryLimit, IncludeTypes: p.IncludeTypes, Kinds: p.Kinds}
-		if p.Limit != nil {
-			if *p.Limit < 1 || *p.Limit > 100 {
-				return nil, fmt.Errorf("limit must be between 1 and 100, got %d", *p.Limit)
-			}
-			req.Limit = *p.Limit
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (*mcp.CallToolResult, *query.Result, error) {
+		req := query.Request{Query: p.Query, Limit: int(p.Limit), IncludeTypes: p.IncludeTypes}
+		for _, k := range p.Kinds {
+			req.Kinds = append(req.Kinds, string(k))
 		}
-		return e.Query(ctx, req)
+		res, err := e.Query(ctx, req)
+		if err != nil {
+			if errors.Is(err, query.ErrInvalidRequest) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil, nil, err
+			}
+			return nil, nil, fault(e.Logger(), "omni_query", err, "query", p.Query, "limit", req.Limit, "kinds", req.Kinds)
+		}
+		return result(res)
 	})
 	return nil
 }

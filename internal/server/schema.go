@@ -1,17 +1,20 @@
 package server
 
 import (
+	"reflect"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// outputSchema infers the JSON schema of T for a tool's output. Our results
-// never hold nil slices, so arrays are declared as arrays rather than the
-// inferred ["null","array"], which strict clients would otherwise have to
-// special-case.
-func outputSchema[T any]() (*jsonschema.Schema, error) {
-	s, err := jsonschema.For[T](nil)
+// schemaFor infers the JSON schema of T, a tool's input or output. types
+// gives the schemas of T's own named types (their bounds, enums and
+// defaults), which jsonschema struct tags cannot express. Arrays are
+// declared as arrays rather than the inferred ["null","array"]: our results
+// never hold nil slices, and strict clients would otherwise have to
+// special-case null.
+func schemaFor[T any](types map[reflect.Type]*jsonschema.Schema) (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: types})
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,8 @@ type ServeOptions struct {
 	Token string
 	// Transport replaces stdio (tests); ignored with HTTPAddr.
 	Transport mcp.Transport
+	// NewRelay is the client of wrapped MCP servers (see engine.Options).
+	NewRelay engine.NewRelay
 }
 
 // Serve runs the MCP server until ctx is cancelled or, on stdio, the client
@@ -45,16 +47,8 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 		defer ln.Close()
 	}
-	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	requests := newHTTPRequests()
-	srv, err := newServer(eng, o.Version, logger, requests)
-	if err != nil {
-		return err
-	}
+	// The PID file comes first: building the first index can take seconds,
+	// and during them status must see this server and stop must reach it.
 	pid, err := engine.WritePIDFile(o.Root, logger)
 	if err != nil {
 		return err
@@ -64,7 +58,22 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			logger.Warn("remove PID file", "err", err)
 		}
 	}()
-	watcher, err := eng.Watch(ctx, func(err error) { notify(ctx, srv, "error", err.Error()) })
+	start := time.Now()
+	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger, NewRelay: o.NewRelay})
+	if err != nil {
+		if ctx.Err() != nil {
+			logger.Info("server stopped", "reason", "signal", "uptime", time.Since(start).Round(time.Millisecond))
+			return nil
+		}
+		return err
+	}
+	defer eng.Close()
+	requests := newHTTPRequests()
+	srv, err := newServer(eng, o.Version, logger, requests)
+	if err != nil {
+		return err
+	}
+	watcher, err := eng.Watch(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,13 +97,12 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	// A stop request ends running programs at once; the transport then
 	// returns as soon as their handlers do.
 	defer context.AfterFunc(ctx, eng.CancelRuns)()
-	start := time.Now()
 	if ln != nil {
 		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), eng, logger)
 	} else {
 		t := o.Transport
 		if t == nil {
-			t = &mcp.StdioTransport{}
+			t = stdioTransport(os.Stdin, os.Stdout, logger)
 		}
 		err = srv.Run(ctx, t)
 	}
