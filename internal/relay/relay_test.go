@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -45,6 +46,7 @@ func TestMain(m *testing.M) {
 // fixture is a relay with one stdio test server as capability "t".
 type fixture struct {
 	r          *Relay
+	log        *syncBuffer
 	dir        string
 	cancelFile string
 	pidFile    string
@@ -54,11 +56,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, timeout time.Duration) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir()}
+	f := &fixture{dir: t.TempDir(), log: new(syncBuffer)}
 	f.cancelFile = filepath.Join(f.dir, "cancelled")
 	f.pidFile = filepath.Join(f.dir, "pid")
 	f.r = New(Options{
 		Environ:  []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/x", "SECRET_OF_OMNIDEV=s3cret", "LANG=C.UTF-8"},
+		Logger:   slog.New(slog.NewTextHandler(f.log, nil)),
 		OnChange: func(string) { f.mu.Lock(); f.changes++; f.mu.Unlock() },
 	})
 	t.Cleanup(func() { f.r.Close() })
@@ -159,6 +162,24 @@ func TestCallResults(t *testing.T) {
 	}
 }
 
+// syncBuffer is a log destination the test reads while the relay writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func unless(ok bool, format string, args ...any) string {
 	if ok {
 		return ""
@@ -239,6 +260,9 @@ func TestProgressAndToolListChanged(t *testing.T) {
 		t.Errorf("progress %q, want \"sleeping 1/2\"", msgs)
 	}
 	mu.Unlock()
+	waitFor(t, "the server's log message in omnidev's log", func() bool {
+		return strings.Contains(f.log.String(), `msg="wrapped MCP server log" capability=t logger=testserver data="sleep started"`)
+	})
 
 	if _, err := f.call(t, t.Context(), "add-tool", nil); err != nil {
 		t.Fatal(err)

@@ -431,6 +431,9 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 		defer cancel()
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	// Servers on the newer protocol take the log level per request (older
+	// ones got it once, from SetLoggingLevel, and ignore the key).
+	params.SetMeta(map[string]any{mcp.MetaKeyLogLevel: "info"})
 	if progress != nil {
 		token, done := s.r.progressToken(progress)
 		defer done()

@@ -135,6 +135,23 @@ console.log("secret", process.env.EVERYTHING_TOKEN === undefined && !JSON.string
 	}
 }
 
+// The end of stdin stops omnidev gracefully, and its wrapped servers with it.
+func TestEndToEndWrappedServerStopsWithStdin(t *testing.T) {
+	root := wrappedRepo(t)
+	s := startServer(t, root)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(serverPIDsIn(root)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the wrapped server never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.session.Close() // closes omnidev's stdin and waits for it to exit
+	if pids := serverPIDsIn(root); len(pids) > 0 {
+		t.Errorf("wrapped servers %v outlived omnidev", pids)
+	}
+}
+
 func TestEndToEndExecStartsImportedServers(t *testing.T) {
 	root := wrappedRepo(t)
 	writeFile(t, root, "prog.ts", `import { getSum } from "everything";
