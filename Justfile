@@ -58,7 +58,7 @@ bench: deps build
     go test -run '^$' -bench 'Startup|Execute$|ReloadVisible' -benchtime 20x ./internal/server/
     go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
-    go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/
+    go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/ ./internal/relay/
 
 # Everything CI runs.
 ci: lint test smoke
