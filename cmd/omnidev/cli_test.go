@@ -197,4 +197,10 @@ func TestDoctorListsWrappedServers(t *testing.T) {
 			t.Errorf("doctor output does not match %q:\n%s", want, out)
 		}
 	}
+
+	// query starts the servers too, so it finds their tools as a server would.
+	code, out, errOut = omnidev(t, "", "--dir", dir, "query", "--kinds", "tool", "sum of two numbers")
+	if code != 0 || !strings.HasPrefix(out, "tool:everything/get-sum") {
+		t.Errorf("query --kinds tool: exit %d\n%s%s", code, out, errOut)
+	}
 }

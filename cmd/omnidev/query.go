@@ -28,6 +28,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	eng.StartServers(ctx) // a server lists wrapped servers' tools too
 	res, err := eng.Query(ctx, req)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,13 +38,19 @@ type MCPServer struct {
 	Timeout time.Duration
 }
 
-// Target names the server for messages: its command or its URL, never
-// arguments or headers, which may carry tokens.
+// Target names the server for messages: its command or its URL without
+// user info or query, never arguments or headers: any of those may carry
+// a token.
 func (m *MCPServer) Target() string {
-	if m.Transport == TransportHTTP {
-		return m.URL
+	if m.Transport != TransportHTTP {
+		return m.Command
 	}
-	return m.Command
+	u, err := url.Parse(m.URL)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
 }
 
 // LogValue keeps args, env and headers, which may hold tokens, out of logs.

@@ -50,6 +50,13 @@ func TestLoadMCP(t *testing.T) {
 			notInEnv: []string{"GH"},
 		},
 		{
+			name:     "a token in the URL stays out of its Target",
+			toml:     []string{`[env]`, `KEY = { secret = true }`, `[mcp]`, `url = "https://u:${KEY}@example.com/mcp?key=${KEY}"`},
+			dotEnv:   "KEY=secret-key\n",
+			want:     &MCPServer{Transport: TransportHTTP, URL: "https://u:secret-key@example.com/mcp?key=secret-key"},
+			notInEnv: []string{"GH"},
+		},
+		{
 			name: "explicit stdio transport",
 			toml: []string{`[mcp]`, `transport = "stdio"`, `command = "srv"`},
 			want: &MCPServer{Transport: TransportStdio, Command: "srv"},

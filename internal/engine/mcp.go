@@ -156,6 +156,19 @@ func importedServers(reg *capability.Registry, code string) []string {
 	return ids
 }
 
+// StartServers starts every wrapped server (those not started yet) and
+// waits until each has listed its tools, or failed to, and the index and
+// modules follow: for a one-shot query, which must show what a server would.
+func (e *Engine) StartServers(ctx context.Context) {
+	var ids []string
+	for _, c := range e.Registry().Capabilities {
+		if c.MCP != nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	e.relay.Ensure(ctx, ids)
+}
+
 // beginRelayRun readies the servers the program imports and registers the
 // run with the relay; it returns the variables to add to the program's
 // environment, the progress callback to give the executor, and end, which
