@@ -55,7 +55,7 @@ bench: deps build
     go test -run '^$' -bench . -benchtime 2s ./internal/query/
     go test -run '^$' -bench . -benchtime 20x ./internal/execute/
     go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/
-    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible' -benchtime 20x ./internal/server/
+    go test -run '^$' -bench 'Startup|Execute$|ReloadVisible|CatalogSync' -benchtime 20x ./internal/server/
     go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
     go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/ ./internal/relay/

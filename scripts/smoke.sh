@@ -25,6 +25,23 @@ inspect() { # inspect NAME ARGS... : one inspector call, its JSON kept in $out/N
   fi
 }
 
+# inspect_fails NAME WANT ARGS... : an inspector call that must fail with WANT in its output.
+inspect_fails() {
+  local name=$1 want=$2
+  shift 2
+  if timeout 120 mcp-inspector --cli "$out/serve" "$@" >"$out/$name.out" 2>&1; then
+    echo "smoke: inspector $name succeeded; want a failure mentioning: $want" >&2
+    cat "$out/$name.out" >&2
+    exit 1
+  fi
+  if ! grep -qF -- "$want" "$out/$name.out"; then
+    echo "smoke: inspector $name failed without mentioning: $want" >&2
+    cat "$out/$name.out" >&2
+    exit 1
+  fi
+  echo "ok   $name: fails with $want"
+}
+
 # check NAME JS: evaluates JS with `r` bound to the parsed result; it must be true.
 check() {
   node -e '
@@ -49,6 +66,7 @@ check summary 'JSON.parse(r.content[0].text).summary.length === r.structuredCont
 inspect search --method tools/call --tool-name omni_query --tool-arg 'query=add a taks' limit=3
 check search '!r.isError && r.structuredContent.results.length > 0 && r.structuredContent.results.length <= 3'
 check search 'r.structuredContent.results.some(h => h.capability === "tasks")'
+check search 'r.structuredContent.results.every(h => h.uri.startsWith("omni://"))'
 
 inspect bad --method tools/call --tool-name omni_query --tool-arg query=x limit=500
 check bad 'r.isError === true && r.content[0].text.includes("100")'
@@ -56,5 +74,22 @@ check bad 'r.isError === true && r.content[0].text.includes("100")'
 inspect exec --method tools/call --tool-name omni_execute --tool-arg 'code=import { listFiles } from "repo"; export async function main() { console.log((await listFiles({ limit: 5 })).length); return 0 }'
 check exec '!r.isError && r.structuredContent.exit_code === 0 && r.structuredContent.stdout.trim() === "5"'
 check exec 'r.structuredContent.changed_files.length === 0'
+
+inspect prompts --method prompts/list
+check prompts 'r.prompts.map(p => p.name).join() === "repo-find-and-edit,tasks-plan-work"'
+check prompts 'r.prompts.find(p => p.name === "tasks-plan-work").arguments.find(a => a.name === "request").required === true'
+
+inspect prompt --method prompts/get --prompt-name tasks-plan-work --prompt-args 'request=ship the release' tag=docs
+check prompt 'r.messages.length === 1 && r.messages[0].role === "user"'
+check prompt 'r.messages[0].content.text.startsWith("Skill \"plan-work\" of the tasks capability") && r.messages[0].content.text.includes("The request: ship the release\n")'
+inspect_fails prompt-missing 'needs the argument "request"' --method prompts/get --prompt-name tasks-plan-work
+
+inspect resources --method resources/list
+check resources 'r.resources.some(x => x.uri === "omni://tasks/docs/usage.md" && x.mimeType === "text/markdown" && x.size > 0 && x.title)'
+check resources 'r.resources.some(x => x.uri === "omni://repo/types.d.ts" && x.mimeType === "application/typescript")'
+
+inspect read --method resources/read --uri omni://repo/rules/paths.md
+check read 'r.contents[0].uri === "omni://repo/rules/paths.md" && r.contents[0].text === require("fs").readFileSync("'"$root"'/omni/capabilities/repo/rules/paths.md", "utf8")'
+inspect_fails read-escape 'leaves the capability folder' --method resources/read --uri 'omni://repo/../../README.md'
 
 echo "smoke: all checks passed"

@@ -164,6 +164,38 @@ for (let i = 0; i < 205; i++) writeFileSync("gen/f" + i + ".txt", "x\n");`
 	}
 }
 
+// TestExecRedactsAndExplains runs programs through the CLI: a declared
+// secret never reaches the terminal, and a timeout says which flag set it.
+func TestExecRedactsAndExplains(t *testing.T) {
+	dir := gitInit(t)
+	if code, out, errOut := omnidev(t, "", "--dir", dir, "init"); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	capToml := filepath.Join(dir, "omni", "capabilities", "example", "capability.toml")
+	data, err := os.ReadFile(capToml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, "EXAMPLE_KEY = { secret = true }\n"...) // under the template's [env]
+	if err := os.WriteFile(capToml, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".omni"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".omni", ".env"), []byte("EXAMPLE_KEY=k3y-v4lue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := omnidev(t, "console.log(process.env.EXAMPLE_KEY);\nconsole.error(process.env.EXAMPLE_KEY);\n", "--dir", dir, "exec", "-")
+	if code != 0 || out != "[secret EXAMPLE_KEY]\n" || !strings.Contains(errOut, "[secret EXAMPLE_KEY]") || strings.Contains(out+errOut, "k3y") {
+		t.Errorf("exec printing a secret: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = omnidev(t, "while (true) {}\n", "--dir", dir, "exec", "--timeout", "500ms", "-")
+	if code != 124 || !strings.Contains(errOut, "omnidev: the run was stopped after 0.5 s, the limit set by the --timeout argument") {
+		t.Errorf("exec --timeout: exit %d, stderr %q", code, errOut)
+	}
+}
+
 // TestDoctorListsWrappedServers: doctor starts each wrapped MCP server and
 // shows its tool count, or the error that kept it from starting.
 func TestDoctorListsWrappedServers(t *testing.T) {

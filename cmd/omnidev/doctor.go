@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/engine"
 )
 
@@ -33,11 +34,19 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 		fmt.Fprintf(w, "config:       ERROR %v\n", d.ConfigErr)
 	} else {
 		reg := d.Registry
+		layout := ""
+		if reg.Layout.OmniDev() {
+			layout = " (OmniDev's layout)"
+		}
+		fmt.Fprintf(w, "config:       %s%s\n", strings.Join(d.Files, ", "), layout)
 		fmt.Fprintf(w, "profile:      %s (defined: %s)\n", reg.Profile, strings.Join(reg.Profiles, ", "))
-		fmt.Fprintf(w, "capabilities: %d enabled\n", len(reg.Capabilities))
+		fmt.Fprintf(w, "capabilities: %d enabled, in %s/\n", len(reg.Capabilities), reg.Layout.CapabilitiesDir)
 		for _, c := range reg.Capabilities {
 			fmt.Fprintf(w, "  %-16s module %-14q %s, %s, %s\n", c.ID, c.Module,
 				plural(len(c.Skills), "skill"), plural(len(c.Docs), "doc"), plural(len(c.Rules), "rule"))
+		}
+		for _, c := range reg.Unavailable {
+			fmt.Fprintf(w, "  %-16s module %-14q unavailable: its import fails until the problem below is fixed\n", c.ID, c.Module)
 		}
 		if len(d.Wrapped) > 0 {
 			fmt.Fprintf(w, "MCP servers:  %d wrapped\n", len(d.Wrapped))
@@ -49,13 +58,15 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 				fmt.Fprintf(w, "  %-16s %s: started, %s\n", s.Capability, s.Target, plural(s.Tools, "tool"))
 			}
 		}
-		if len(reg.Problems) == 0 {
-			fmt.Fprintln(w, "problems:     none")
-		} else {
-			fmt.Fprintf(w, "problems:     %d (left out; the rest still loads)\n", len(reg.Problems))
-			for _, p := range reg.Problems {
-				fmt.Fprintf(w, "  - %s\n", p)
+		if len(reg.NotEnabled) > 0 {
+			fmt.Fprintf(w, "not enabled:  %s that profile %s does not enable\n", plural(len(reg.NotEnabled), "capability folder"), reg.Profile)
+			for _, id := range reg.NotEnabled {
+				fmt.Fprintf(w, "  %-16s to enable it, %s\n", id, engine.EnableHint(reg, id))
 			}
+		}
+		printProblems(w, "problems:", reg.Problems)
+		if len(reg.Warnings) > 0 {
+			printProblems(w, "warnings:", reg.Warnings)
 		}
 	}
 	if rt := d.Runtime; rt.Err != nil {
@@ -63,10 +74,24 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 	} else {
 		fmt.Fprintf(w, "runtime:      %s %s (%s)\n", rt.Name, rt.Version, rt.Path)
 	}
-	if d.OK() {
+	switch {
+	case d.OK():
 		fmt.Fprintln(w, "\nok: `omnidev serve` can serve this repository")
-	} else {
+	case d.CanServe():
+		fmt.Fprintln(w, "\nproblems: `omnidev serve` can serve this repository, but fix the problems above (doctor exits 1 until then)")
+	default:
 		fmt.Fprintln(w, "\nnot ready: fix the errors above, then run `omnidev doctor` again")
+	}
+}
+
+func printProblems(w io.Writer, title string, problems []capability.Problem) {
+	if len(problems) == 0 {
+		fmt.Fprintf(w, "%-13s none\n", title)
+		return
+	}
+	fmt.Fprintf(w, "%-13s %d\n", title, len(problems))
+	for _, p := range problems {
+		fmt.Fprintf(w, "  - %s\n", p)
 	}
 }
 

@@ -35,7 +35,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout})
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout"})
 	if err != nil {
 		return err
 	}

@@ -54,11 +54,20 @@ func printQueryResult(w io.Writer, res *query.Result) {
 		fmt.Fprintln(w, "Capabilities:")
 		for _, c := range res.Summary {
 			fmt.Fprintf(w, "  %-16s import from %q: %s\n", c.ID, c.Module, c.Description)
-			switch {
-			case c.Error != "":
-				fmt.Fprintf(w, "  %-16s MCP server: %s\n", "", c.Error)
-			case c.Tools != nil:
-				fmt.Fprintf(w, "  %-16s MCP server: %s\n", "", plural(*c.Tools, "tool"))
+			if c.Tools != nil {
+				fmt.Fprintf(w, "    MCP server: %s\n", plural(*c.Tools, "tool"))
+			}
+			if c.Error != "" {
+				fmt.Fprintf(w, "    unavailable: %s\n", c.Error)
+			}
+			if c.NoTypes {
+				fmt.Fprintln(w, "    no type definitions (types.d.ts)")
+			}
+			for _, s := range c.Skills {
+				fmt.Fprintf(w, "    skill %s\n", s)
+			}
+			for _, r := range c.Rules {
+				fmt.Fprintf(w, "    rule  %s\n", r)
 			}
 		}
 	}

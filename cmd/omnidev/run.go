@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func printUsage(w io.Writer, global *flag.FlagSet) {
-	fmt.Fprintf(w, "omnidev %s: an MCP server that gives AI agents code mode over a repository\n\n", version)
+	fmt.Fprintf(w, "omnidev %s: an MCP server that gives AI agents code mode over a repository\n\n", versionString())
 	fmt.Fprintf(w, "Usage: omnidev [--dir DIR] <command> [flags]\n\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
@@ -208,7 +208,7 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 	if _, err := parse(env.flags("version"), args); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "omnidev %s\n", version)
+	fmt.Fprintf(env.stdout, "omnidev %s\n", versionString())
 	return nil
 }
 

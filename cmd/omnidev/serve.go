@@ -23,6 +23,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f, ok := env.stdin.(*os.File); ok && *httpAddr == "" && isTerminal(f) {
+		fmt.Fprintf(env.stderr, terminalNotice, root, root)
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *level)
@@ -42,7 +45,16 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		*token = env.getenv("OMNIDEV_TOKEN")
 	}
 	return server.Serve(ctx, server.ServeOptions{
-		Root: root, Version: version, Environ: env.environ, Logger: logger,
+		Root: root, Version: versionString(), Environ: env.environ, Logger: logger,
 		HTTPAddr: *httpAddr, Token: *token, NewRelay: newRelay,
 	})
 }
+
+// terminalNotice greets someone who typed `omnidev serve` in a terminal,
+// where it would otherwise wait in silence for JSON-RPC.
+const terminalNotice = `omnidev serve is an MCP server over stdio (JSON-RPC on stdin and stdout): an MCP host
+(Claude Code, Cursor, VS Code...) normally starts it. To try it by hand, use the MCP Inspector:
+  npx @modelcontextprotocol/inspector omnidev serve --dir %s
+  npx @modelcontextprotocol/inspector --cli omnidev serve --dir %s --method tools/list
+Waiting for JSON-RPC on stdin; Ctrl-C stops it.
+`

@@ -57,13 +57,21 @@ type capLoader struct {
 	subdirs  map[string]*os.Root
 	budget   int // bytes left to read; see maxCapabilityBytes
 	problems []Problem
+	warnings []Problem
 }
 
-// loadCapability loads omni/capabilities/<id>. It returns nil when the
-// capability must be left out; the problems say why, and also list the
-// files that were skipped from a capability that loaded.
-func loadCapability(root, id string) (*Capability, []Problem) {
-	l := &capLoader{id: id, rel: capabilitiesDir + "/" + id, budget: maxCapabilityBytes}
+// loadCapability loads <dir>/<id> (dir relative to root, such as
+// omni/capabilities). It returns nil when the capability must be left out;
+// the problems say why, and also list the files that were skipped from a
+// capability that loaded, and what in it is ignored.
+func loadCapability(root, dir, id string) (*Capability, []Problem, []Problem) {
+	l := &capLoader{id: id, rel: dir + "/" + id, budget: maxCapabilityBytes}
+	c := l.load(root)
+	return c, l.problems, l.warnings
+}
+
+func (l *capLoader) load(root string) *Capability {
+	id := l.id
 	dir := filepath.Join(root, filepath.FromSlash(l.rel))
 	r, err := openInside(root, l.rel)
 	if err != nil {
@@ -76,29 +84,34 @@ func loadCapability(root, id string) (*Capability, []Problem) {
 		default:
 			l.problem("", readErrorMessage(err))
 		}
-		return nil, l.problems
+		return nil
 	}
 	l.root, l.fsys = r, r.FS()
 	defer l.close()
 
 	c := l.manifest()
 	if c == nil {
-		return nil, l.problems
+		return nil
 	}
 	c.Dir = dir
 	var ok bool
 	if c.Entry, ok = l.entry(); !ok {
-		return nil, l.problems
+		return nil
 	}
 	if c.rawMCP != nil && c.Entry != "" {
 		l.problem(c.Entry, "a capability with [mcp] has a generated module; remove "+c.Entry+" or the [mcp] section")
-		return nil, l.problems
+		return nil
 	}
 	c.Types = l.types()
+	if c.Entry != "" && c.Types == "" {
+		l.warnings = append(l.warnings, Problem{Capability: id, Path: l.rel + "/types.d.ts",
+			Message: fmt.Sprintf("not found: agents see no type definitions for module %q; declare its exports there", c.Module)})
+	}
+	l.docsInCode(c.Entry)
 	c.Docs = l.docs()
 	c.Rules = l.rules()
 	c.Skills = l.skills()
-	return c, l.problems
+	return c
 }
 
 // openInside opens an os.Root on the folder rel of the repository at root,
@@ -204,6 +217,12 @@ func (l *capLoader) manifest() *Capability {
 		l.problem(manifestFile, err.Error())
 		return nil
 	}
+	// Decoded again for its metadata, so that parseManifest keeps its
+	// signature; a capability.toml is a few hundred bytes.
+	var raw rawManifest
+	if md, err := toml.Decode(string(data), &raw); err == nil {
+		l.problems = append(l.problems, unknownKeys(md, data, l.rel+"/"+manifestFile, l.id, knownEnvKey)...)
+	}
 	return c
 }
 
@@ -256,6 +275,18 @@ func parseManifest(data []byte, folder string) (*Capability, error) {
 		EnvDecls:    decls,
 		rawMCP:      raw.MCP,
 	}, nil
+}
+
+// knownEnvKey reports the keys of an [env] entry's table that envDecl reads.
+func knownEnvKey(k toml.Key) bool {
+	if len(k) != 3 || k[0] != "env" {
+		return false
+	}
+	switch k[2] {
+	case "default", "required", "secret":
+		return true
+	}
+	return false
 }
 
 // envDecls reads the [env] table of capability.toml, sorted by name.

@@ -29,19 +29,26 @@ const defaultProfile = "default"
 
 // rawConfig is the TOML shape of config.toml and config.local.toml. Scalars
 // are pointers so that merging can tell a value that is absent from a zero
-// value. Keys it does not name are tolerated: OmniDev configs may hold more.
+// value. Keys it does not name are reported as problems and ignored.
 type rawConfig struct {
-	Project        *string             `toml:"project"`
-	DefaultProfile *string             `toml:"default_profile"`
-	Capabilities   rawLists            `toml:"capabilities"`
-	Env            map[string]any      `toml:"env"`
-	Profiles       map[string]rawLists `toml:"profiles"`
-	Sandbox        rawSandbox          `toml:"sandbox"`
+	Project        *string               `toml:"project"`
+	DefaultProfile *string               `toml:"default_profile"`
+	Capabilities   rawLists              `toml:"capabilities"`
+	Env            map[string]any        `toml:"env"`
+	Profiles       map[string]rawProfile `toml:"profiles"`
+	Sandbox        rawSandbox            `toml:"sandbox"`
 }
 
 type rawLists struct {
 	Enable  []string `toml:"enable"`
 	Disable []string `toml:"disable"`
+}
+
+// rawProfile is a [profiles.<name>] table. OmniDev lists a profile's
+// capabilities as `capabilities = [...]`: it is read as more of enable.
+type rawProfile struct {
+	rawLists
+	Capabilities []string `toml:"capabilities"`
 }
 
 type rawSandbox struct {
@@ -54,6 +61,7 @@ type rawSandbox struct {
 
 // config is one validated config file, or several merged.
 type config struct {
+	layout         Layout
 	project        *string
 	defaultProfile *string
 	capabilities   lists
@@ -81,26 +89,29 @@ type runtimeSpec struct {
 	command []string
 }
 
-// loadConfig reads omni/config.toml and merges .omni/config.local.toml on
-// top of it. root only names the repository in the error for a missing config.
+// loadConfig reads the config file of the repository's layout (see Layout)
+// and merges .omni/config.local.toml on top of it. root only names the
+// repository in the error for a missing config.
 func loadConfig(fsys fs.FS, root string) (*config, []Problem, error) {
-	data, err := readFile(fsys, configPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s not found in %s; run `omnidev init` to create it", configPath, root)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", configPath, err)
-	}
-	cfg, problems, err := parseConfig(data, configPath)
+	layout, err := findLayout(fsys, root)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, ok, err := readOptional(fsys, localConfigPath)
+	data, err := readFile(fsys, layout.Config)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", localConfigPath, err)
+		return nil, nil, fmt.Errorf("read %s: %w", layout.Config, err)
+	}
+	cfg, problems, err := parseConfig(data, layout.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.layout = layout
+	data, ok, err := readOptional(fsys, layout.LocalConfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", layout.LocalConfig, err)
 	}
 	if ok {
-		local, more, err := parseConfig(data, localConfigPath)
+		local, more, err := parseConfig(data, layout.LocalConfig)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -111,8 +122,8 @@ func loadConfig(fsys fs.FS, root string) (*config, []Problem, error) {
 }
 
 // parseConfig decodes and validates one config file; path names it in
-// errors and problems. Unknown keys in [sandbox] are problems: that section
-// is omnidev's own, so an unknown key there is most likely a typo.
+// errors and problems. Unknown keys are problems: a typo must not silently
+// change what is enabled or how code runs.
 func parseConfig(data []byte, path string) (*config, []Problem, error) {
 	var raw rawConfig
 	md, err := toml.Decode(string(data), &raw)
@@ -130,16 +141,7 @@ func parseConfig(data []byte, path string) (*config, []Problem, error) {
 		}
 		return nil, nil, errors.Join(errs...)
 	}
-	var problems []Problem
-	for _, key := range md.Undecoded() {
-		if len(key) == 2 && key[0] == "sandbox" {
-			problems = append(problems, Problem{
-				Path:    path,
-				Message: fmt.Sprintf("unknown key %q in [sandbox] is ignored; check its spelling", key[1]),
-			})
-		}
-	}
-	return cfg, problems, nil
+	return cfg, unknownKeys(md, data, path, "", nil), nil
 }
 
 // tomlError returns the position and message of a TOML syntax error. Other
@@ -219,7 +221,7 @@ func (raw *rawConfig) validate() (*config, []error) {
 		profiles:       make(map[string]lists, len(raw.Profiles)),
 	}
 	for name, p := range raw.Profiles {
-		cfg.profiles[name] = lists{p.Enable, p.Disable}
+		cfg.profiles[name] = lists{slices.Concat(p.Enable, p.Capabilities), p.Disable}
 	}
 	for _, name := range slices.Sorted(maps.Keys(raw.Env)) {
 		value, ok := scalarString(raw.Env[name])
@@ -401,7 +403,7 @@ func (c *config) activeProfile(fsys fs.FS) (string, error) {
 		return name, nil
 	}
 	return "", fmt.Errorf("profile %q (from %s) is not defined in %s (defined: %s); fix %s or default_profile",
-		name, source, configPath, strings.Join(c.profileNames(), ", "), activeProfilePath)
+		name, source, c.layout.Config, strings.Join(c.profileNames(), ", "), activeProfilePath)
 }
 
 // enabled returns (capabilities.enable ∪ profile.enable) − (capabilities.disable

@@ -198,17 +198,6 @@ func TestLoadSandbox(t *testing.T) {
 	}
 }
 
-func TestLoadUnknownSandboxKey(t *testing.T) {
-	reg := loadRepo(t, map[string]string{
-		configPath: "[sandbox]\ntimout = \"5s\"\n[sandbox.extra]\nx = 1\n[tooling]\nanything = true\n",
-	}, nil)
-	want := []Problem{{Path: configPath, Message: `unknown key "timout" in [sandbox] is ignored; check its spelling`}}
-	want = append(want, Problem{Path: configPath, Message: `unknown key "extra" in [sandbox] is ignored; check its spelling`})
-	if !reflect.DeepEqual(reg.Problems, want) {
-		t.Errorf("Problems = %v\nwant %v", reg.Problems, want)
-	}
-}
-
 func TestLoadProfiles(t *testing.T) {
 	const config = `
 project = "my-app"

@@ -1,9 +1,13 @@
 // Package capability turns a repository's files on disk into a Registry: one
-// immutable snapshot of its configuration (omni/config.toml, merged with
+// immutable snapshot of its configuration (omni/config.toml, or OmniDev's
+// omni.toml or .omni/config.toml: see Layout; merged with
 // .omni/config.local.toml, the active profile and .omni/.env) and of its
 // enabled capabilities (omni/capabilities/<id>/: manifest, entry, types,
 // docs, rules and skills). The query index, the sandbox and the server are
 // all built from a Registry; a reload builds a new one.
+//
+// Every key of a TOML file that the decoding structs do not name is a
+// Problem with its file and line, so a typo is never silently ignored.
 //
 // Only an unusable configuration is an error. A broken capability, skill or
 // doc is recorded as a Problem and left out, so one mistake never hides the

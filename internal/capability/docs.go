@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -132,11 +133,12 @@ func (l *capLoader) skill(dir string) (Skill, bool) {
 		return Skill{}, false
 	}
 	text := string(data)
-	fields, start, err := parseFrontmatter(text)
+	fm, start, err := parseFrontmatter(text)
 	if err != nil {
 		l.problem(rel, err.Error())
 		return Skill{}, false
 	}
+	fields := fm.fields
 	if fields == nil {
 		l.problem(rel, "no frontmatter; start the file with a --- block holding name and description")
 		return Skill{}, false
@@ -153,7 +155,24 @@ func (l *capLoader) skill(dir string) (Skill, bool) {
 		l.problem(rel, fmt.Sprintf("frontmatter has no %s; add it between the --- lines", strings.Join(missing, " and no ")))
 		return Skill{}, false
 	}
-	return Skill{Name: name, Description: desc, Body: text[start:], Path: l.rel + "/" + rel}, true
+	args, err := skillArguments(fm)
+	if err != nil {
+		l.problem(rel, err.Error())
+		return Skill{}, false
+	}
+	body := text[start:]
+	if len(args) == 0 && strings.Contains(body, argumentsVar) {
+		args = []SkillArgument{implicitArgument}
+	}
+	return Skill{
+		Name:        name,
+		Description: desc,
+		Body:        body,
+		Path:        l.rel + "/" + rel,
+		Title:       cmp.Or(strings.TrimSpace(fields["title"]), markdownTitle(body, name)),
+		Text:        text,
+		Arguments:   args,
+	}, true
 }
 
 func sortDocs(docs []Doc) []Doc {

@@ -84,15 +84,23 @@ func (s envSources) missingRequired(c *Capability) []string {
 // variable secret only keeps it out of logs. A variable that a capability
 // with [mcp] declares secret is left out altogether, wherever its value
 // comes from: it is for that server's connection, not for the program.
-func resolveEnv(s envSources, caps []*Capability) Env {
+func resolveEnv(s envSources, caps, unavailable []*Capability) Env {
 	type decl struct {
 		secret     bool
 		hasDefault bool
 		def        string
 	}
 	declared := make(map[string]decl)
-	// A secret of a wrapped server's is for its connection only.
+	// A secret of a wrapped server's is for its connection only, even
+	// while the capability cannot run.
 	withheld := make(map[string]bool)
+	for _, c := range unavailable {
+		for _, d := range c.EnvDecls {
+			if d.Secret && c.rawMCP != nil {
+				withheld[d.Name] = true
+			}
+		}
+	}
 	for _, c := range caps { // in ID order: the first capability's default wins
 		for _, d := range c.EnvDecls {
 			if d.Secret && c.rawMCP != nil {

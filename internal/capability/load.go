@@ -43,17 +43,22 @@ func Load(root string, environ []string) (*Registry, error) {
 		config:      cfg.env,
 		passthrough: sandbox.EnvPassthrough,
 	}
-	caps, more := loadCapabilities(abs, cfg.enabled(profile), src)
-	problems = append(problems, more...)
+	enabled := cfg.enabled(profile)
+	loaded := loadCapabilities(abs, cfg.layout.CapabilitiesDir, enabled, src)
+	problems = append(problems, loaded.problems...)
 
 	reg := &Registry{
 		Root:         abs,
+		Layout:       cfg.layout,
 		Profile:      profile,
 		Profiles:     cfg.profileNames(),
-		Capabilities: caps,
+		Capabilities: loaded.caps,
+		Unavailable:  loaded.unavailable,
+		NotEnabled:   notEnabled(fsys, cfg.layout.CapabilitiesDir, enabled),
 		Sandbox:      sandbox,
-		Env:          resolveEnv(src, caps),
+		Env:          resolveEnv(src, loaded.caps, loaded.unavailable),
 		Problems:     problems,
+		Warnings:     loaded.warnings,
 	}
 	if cfg.project != nil {
 		reg.Project = *cfg.project
@@ -73,13 +78,21 @@ func loadDotEnv(fsys fs.FS) (map[string]string, []Problem) {
 	return parseDotEnv(data)
 }
 
-// loadCapabilities loads the capabilities ids names, concurrently, and
-// returns those that loaded, sorted by ID, with the problems met on the way.
-func loadCapabilities(root string, ids []string, src envSources) ([]*Capability, []Problem) {
+// loaded is what loadCapabilities found.
+type loaded struct {
+	caps, unavailable []*Capability // sorted by ID
+	problems          []Problem
+	warnings          []Problem
+}
+
+// loadCapabilities loads the capabilities ids names from the folder dir
+// (relative to root), concurrently, and returns those that loaded, sorted
+// by ID, with the problems met on the way.
+func loadCapabilities(root, dir string, ids []string, src envSources) loaded {
 	ids = slices.Sorted(slices.Values(ids))
 	type result struct {
-		c        *Capability
-		problems []Problem
+		c                  *Capability
+		problems, warnings []Problem
 	}
 	results := make([]result, len(ids))
 	// Loading is mostly small file reads; more goroutines than processors
@@ -95,46 +108,71 @@ func loadCapabilities(root string, ids []string, src envSources) ([]*Capability,
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i].c, results[i].problems = loadCapability(root, id)
+			results[i].c, results[i].problems, results[i].warnings = loadCapability(root, dir, id)
 		})
 	}
 	wg.Wait()
 
 	// The checks across capabilities run in ID order, so that a tree always
 	// yields the same registry and the same problems.
-	var caps []*Capability
-	var problems []Problem
+	var out loaded
 	modules := make(map[string]string) // lower-cased module -> capability id
 	for _, r := range results {
-		problems = append(problems, r.problems...)
+		out.problems = append(out.problems, r.problems...)
+		out.warnings = append(out.warnings, r.warnings...)
 		c := r.c
 		if c == nil {
 			continue
 		}
-		manifest := capabilitiesDir + "/" + c.ID + "/" + manifestFile
-		if missing := src.missingRequired(c); len(missing) > 0 {
-			problems = append(problems, Problem{Capability: c.ID, Path: manifest, Message: missingEnvMessage(missing)})
-			continue
-		}
+		manifest := dir + "/" + c.ID + "/" + manifestFile
 		// Modules become folders under node_modules, which on macOS and
 		// Windows ignore case: "Tasks" and "tasks" would be one folder.
 		key := strings.ToLower(c.Module)
 		if other, dup := modules[key]; dup {
-			problems = append(problems, Problem{
+			out.problems = append(out.problems, Problem{
 				Capability: c.ID,
 				Path:       manifest,
 				Message:    fmt.Sprintf("[exports] module %q is already used by capability %q; choose another module name", c.Module, other),
 			})
 			continue
 		}
-		if err := resolveMCP(root, c, src); err != nil {
-			problems = append(problems, Problem{Capability: c.ID, Path: manifest, Message: err.Error()})
+		modules[key] = c.ID
+		// A capability missing a required variable stays visible, with
+		// the reason, so that an agent that imports it learns what to set
+		// rather than that the module does not exist. So does one whose
+		// [mcp] names a variable set nowhere.
+		if missing := src.missingRequired(c); len(missing) > 0 {
+			c.Error = missingEnvMessage(missing)
+		} else if err := resolveMCP(root, c, src); err != nil {
+			c.Error = err.Error()
+		}
+		if c.Error != "" {
+			out.problems = append(out.problems, Problem{Capability: c.ID, Path: manifest, Message: c.Error})
+			out.unavailable = append(out.unavailable, c)
 			continue
 		}
-		modules[key] = c.ID
-		caps = append(caps, c)
+		out.caps = append(out.caps, c)
 	}
-	return caps, problems
+	return out
+}
+
+// notEnabled lists the folders of dir holding a capability.toml whose name
+// is not in enabled.
+func notEnabled(fsys fs.FS, dir string, enabled []string) []string {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil // a missing folder is reported for each enabled id
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() || slices.Contains(enabled, e.Name()) {
+			continue
+		}
+		if _, err := fs.Stat(fsys, dir+"/"+e.Name()+"/"+manifestFile); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }
 
 // missingEnvMessage names the missing variables, never their values.

@@ -286,13 +286,13 @@ func TestLoadCapabilityLeftOut(t *testing.T) {
 		{
 			name: "a module taken by a capability left out is free",
 			caps: map[string]string{
-				"alpha/capability.toml": manifest("alpha", "[exports]", `module = "beta"`, "[env]", "X = { required = true }"),
+				"alpha/capability.toml": manifest("alpha", "[exports]", `module = "beta"`, "[exports]"),
 				"beta/capability.toml":  manifest("beta"),
 			},
 			enable:  []string{"alpha", "beta"},
 			wantIDs: []string{"beta"},
 			path:    capabilitiesDir + "/alpha/" + manifestFile,
-			msg:     "required environment variable X",
+			msg:     "invalid TOML",
 		},
 	}
 	for _, tt := range tests {
@@ -323,7 +323,6 @@ id = "tasks"
 name = "Tasks"
 version = "0.1.0"
 description = "Track tasks"
-unknown = "tolerated"
 
 [exports]
 module = "todo"
@@ -377,8 +376,10 @@ PORT = 8080
 			{Name: "naming", Title: "Naming", Body: "# Naming\n", Path: dir + "rules/naming.md"},
 		},
 		Skills: []Skill{
-			{Name: "archive", Description: "Archive done tasks", Body: "Body\r\n", Path: dir + "skills/archive/SKILL.md"},
-			{Name: "triage", Description: "Sort new tasks", Body: "# Triage\n", Path: dir + "skills/triage/SKILL.md"},
+			{Name: "archive", Description: "Archive done tasks", Body: "Body\r\n", Path: dir + "skills/archive/SKILL.md",
+				Title: "archive", Text: "---\r\nname: \"archive\"\r\ndescription: 'Archive done tasks'\r\n---\r\nBody\r\n"},
+			{Name: "triage", Description: "Sort new tasks", Body: "# Triage\n", Path: dir + "skills/triage/SKILL.md",
+				Title: "Triage", Text: "---\nname: triage\ndescription: Sort new tasks\n---\n# Triage\n"},
 		},
 		EnvDecls: []EnvDecl{
 			{Name: "GITHUB_TOKEN", Required: true, Secret: true},

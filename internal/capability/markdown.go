@@ -86,3 +86,92 @@ func atxHeading(line string) (string, bool) {
 	}
 	return text, true
 }
+
+// maxSummaryChars bounds a summary: hosts show it on one line of a menu.
+const maxSummaryChars = 200
+
+// unmark removes Markdown's emphasis and code marks. A Replacer is safe for
+// concurrent use and never changes once built.
+var unmark = strings.NewReplacer("**", "", "__", "", "`", "")
+
+// markdownSummary returns the first sentence of a Markdown document's first
+// paragraph (headings, code blocks, tables, HTML and a frontmatter block are
+// not paragraphs), with Markdown emphasis and code marks removed, else
+// fallback.
+func markdownSummary(doc, fallback string) string {
+	if _, start, err := parseFrontmatter(doc); err == nil {
+		doc = doc[start:]
+	}
+	var para []string
+	var fence string
+	for line := range strings.Lines(doc) {
+		line = strings.TrimRight(line, "\r\n")
+		if fence != "" {
+			if isClosingFence(line, fence) {
+				fence = ""
+			}
+			continue
+		}
+		text := strings.TrimSpace(line)
+		if text == "" {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		if f := openingFence(line); f != "" {
+			if len(para) > 0 {
+				break
+			}
+			fence = f
+			continue
+		}
+		if _, heading := atxHeading(line); heading || strings.HasPrefix(text, "|") || strings.HasPrefix(text, "<") {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		if item, ok := listItem(text); ok {
+			if len(para) > 0 {
+				break
+			}
+			text = item
+		}
+		para = append(para, text)
+	}
+	s := firstSentence(strings.Join(para, " "))
+	s = unmark.Replace(s)
+	if s == "" {
+		return fallback
+	}
+	if len(s) > maxSummaryChars {
+		if r := []rune(s); len(r) > maxSummaryChars {
+			s = strings.TrimSpace(string(r[:maxSummaryChars-1])) + "…"
+		}
+	}
+	return s
+}
+
+// listItem returns the text of a list item line ("- x", "* x", "+ x", "1. x").
+func listItem(line string) (string, bool) {
+	if len(line) > 2 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
+		return strings.TrimSpace(line[2:]), true
+	}
+	digits := len(line) - len(strings.TrimLeft(line, "0123456789"))
+	if digits > 0 && digits < 10 && strings.HasPrefix(line[digits:], ". ") {
+		return strings.TrimSpace(line[digits+2:]), true
+	}
+	return "", false
+}
+
+// firstSentence returns s up to the first ".", "!" or "?" followed by a
+// space, or all of s.
+func firstSentence(s string) string {
+	for i := 0; i+1 < len(s); i++ {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && s[i+1] == ' ' {
+			return s[:i+1]
+		}
+	}
+	return s
+}

@@ -13,6 +13,8 @@ import (
 type Registry struct {
 	// Root is the absolute path of the repository root (the folder holding omni/).
 	Root string
+	// Layout names the config file and the capabilities folder that were read.
+	Layout Layout
 	// Project is config.toml's project name ("" when unset).
 	Project string
 	// Profile is the active profile's name.
@@ -26,10 +28,21 @@ type Registry struct {
 	Sandbox Sandbox
 	// Env is the resolved environment for executed code.
 	Env Env
-	// Problems lists everything that was reported and left out (broken
-	// capabilities, skills without a name, missing folders...). A registry with
-	// problems is still usable.
+	// Unavailable are the enabled capabilities that loaded but cannot run,
+	// sorted by ID: their Error says why (a required variable is unset).
+	// They are listed to the agent with that error, and importing their
+	// module fails with it; they are not among Capabilities.
+	Unavailable []*Capability
+	// NotEnabled lists the capability folders (with a capability.toml) that
+	// no enable list of the active profile names, sorted.
+	NotEnabled []string
+	// Problems lists everything that was reported and left out or ignored
+	// (broken capabilities, unknown keys, skills without a name, missing
+	// folders...). A registry with problems is still usable.
 	Problems []Problem
+	// Warnings are worth fixing but lose nothing: a capability with code
+	// and no types.d.ts, for instance.
+	Warnings []Problem
 }
 
 // Capability is one loaded capability folder omni/capabilities/<id>/.
@@ -56,6 +69,9 @@ type Capability struct {
 	Skills []Skill
 	// EnvDecls are the [env] declarations of capability.toml, sorted by Name.
 	EnvDecls []EnvDecl
+	// Error is set on the capabilities of Registry.Unavailable: it says why
+	// the capability cannot run and how to fix it.
+	Error string
 	// MCP is the [mcp] section, expanded: the capability wraps an MCP server
 	// and its module is generated from the server's tools. nil otherwise.
 	MCP *MCPServer
@@ -109,6 +125,25 @@ type Skill struct {
 	Body string
 	// Path is the file's path relative to Registry.Root, with "/" separators.
 	Path string
+	// Title is the frontmatter's title, else the body's first heading, else Name.
+	Title string
+	// Text is the whole file, frontmatter included.
+	Text string
+	// Arguments are the frontmatter's `arguments` list; a body that uses
+	// $ARGUMENTS without one has the single optional argument "arguments".
+	Arguments []SkillArgument
+}
+
+// SkillArgument is one argument of a skill: `${Name}` in its body stands
+// for the value given, `$ARGUMENTS` for all the values given.
+type SkillArgument struct {
+	Name        string
+	Title       string
+	Description string
+	Required    bool
+	// Values, when set, are the values a host offers as completions; other
+	// values are still accepted.
+	Values []string
 }
 
 // EnvDecl is one [env] entry of capability.toml.

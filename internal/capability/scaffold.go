@@ -29,6 +29,14 @@ func Init(root, project string) ([]string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("init: %w", err)
 	}
+	// An omni/config.toml would take precedence over OmniDev's config,
+	// which omnidev reads as it is.
+	for _, l := range layouts[1:] {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(l.Config))); err == nil {
+			return nil, fmt.Errorf("%s holds OmniDev's %s, which omnidev reads as it is: run `omnidev doctor`; nothing was changed (an omni/ folder would take its place)",
+				root, l.Config)
+		}
+	}
 	tmp, err := os.MkdirTemp(root, ".omni-init-*")
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
@@ -93,8 +101,9 @@ func ensureGitignored(root, line string) (bool, error) {
 }
 
 // FindRoot returns the repository root for a working directory: the nearest
-// folder at or above dir that holds omni/, else the nearest git root, else an
-// error that says how to fix it.
+// folder at or above dir that holds omni/ (or OmniDev's omni.toml or
+// .omni/config.toml), else the nearest git root, else an error that says how
+// to fix it.
 func FindRoot(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -104,6 +113,11 @@ func FindRoot(dir string) (string, error) {
 	for d := abs; ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(filepath.Join(d, "omni")); err == nil && fi.IsDir() {
 			return d, nil
+		}
+		for _, l := range layouts[1:] {
+			if _, err := os.Stat(filepath.Join(d, filepath.FromSlash(l.Config))); err == nil {
+				return d, nil
+			}
 		}
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil && gitRoot == "" {
 			gitRoot = d

@@ -92,14 +92,26 @@ func TestFindRoot(t *testing.T) {
 	deep := filepath.Join(omniRoot, "a", "b")
 	gitRoot := filepath.Join(base, "withgit")
 	gitDeep := filepath.Join(gitRoot, "x")
-	for _, d := range []string{filepath.Join(omniRoot, "omni"), deep, filepath.Join(gitRoot, ".git"), gitDeep} {
+	// OmniDev's layouts inside a git repository: their config files mark
+	// the root before the git root does.
+	omniToml := filepath.Join(gitRoot, "omnitoml")
+	dotOmni := filepath.Join(gitRoot, "dotomni")
+	for _, d := range []string{filepath.Join(omniRoot, "omni"), deep, filepath.Join(gitRoot, ".git"), gitDeep,
+		filepath.Join(omniToml, "src"), filepath.Join(dotOmni, ".omni"), filepath.Join(dotOmni, "src")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(omniToml, "omni.toml"), filepath.Join(dotOmni, ".omni", "config.toml")} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, tc := range []struct{ name, dir, want string }{
 		{"omni folder above", deep, omniRoot},
 		{"git root", gitDeep, gitRoot},
+		{"OmniDev omni.toml above", filepath.Join(omniToml, "src"), omniToml},
+		{"OmniDev .omni/config.toml above", filepath.Join(dotOmni, "src"), dotOmni},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := FindRoot(tc.dir)
@@ -114,4 +126,22 @@ func TestFindRoot(t *testing.T) {
 			t.Errorf("err = %v, want advice to run omnidev init", err)
 		}
 	})
+}
+
+// TestInitKeepsOmniDevConfig checks that init refuses a repository that
+// OmniDev already configures: omni/ would take precedence over its config.
+func TestInitKeepsOmniDevConfig(t *testing.T) {
+	for _, config := range []string{"omni.toml", ".omni/config.toml"} {
+		t.Run(config, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{config: "[profiles.default]\ncapabilities = []\n"})
+			_, err := Init(root, "x")
+			if err == nil || !strings.Contains(err.Error(), "OmniDev's "+config) || !strings.Contains(err.Error(), "omnidev doctor") {
+				t.Errorf("Init: %v; want a refusal naming %s and doctor", err, config)
+			}
+			if _, err := os.Stat(filepath.Join(root, "omni")); err == nil {
+				t.Error("omni/ was created")
+			}
+		})
+	}
 }

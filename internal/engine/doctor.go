@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,7 +22,10 @@ type Diagnosis struct {
 	// Registry is nil when the config could not be loaded (ConfigErr).
 	Registry  *capability.Registry
 	ConfigErr error
-	Runtime   RuntimeInfo
+	// Files are the config files that were read, relative to Root: the
+	// layout's config, then those of .omni/ that exist.
+	Files   []string
+	Runtime RuntimeInfo
 	// Git describes the repository's git state in a few words.
 	Git    string
 	Server string
@@ -38,8 +43,21 @@ type RuntimeInfo struct {
 	Err error
 }
 
-// OK reports whether a server could serve this repository.
-func (d *Diagnosis) OK() bool { return d.ConfigErr == nil && d.Runtime.Err == nil }
+// CanServe reports whether a server could serve this repository and run
+// programs in it.
+func (d *Diagnosis) CanServe() bool { return d.ConfigErr == nil && d.Runtime.Err == nil }
+
+// OK reports whether nothing is wrong: the repository can be served and
+// no problem was reported (warnings aside), so CI can gate on it.
+func (d *Diagnosis) OK() bool { return d.CanServe() && len(d.Registry.Problems) == 0 }
+
+// EnableHint says how to enable the capability folder id in reg's layout.
+func EnableHint(reg *capability.Registry, id string) string {
+	if reg.Layout.OmniDev() {
+		return fmt.Sprintf("add %q to [profiles.%s] capabilities in %s", id, reg.Profile, reg.Layout.Config)
+	}
+	return fmt.Sprintf("add %q to [capabilities] enable in %s", id, reg.Layout.Config)
+}
 
 // runtimeVersionTimeout bounds `<runtime> --version`: a runtime that hangs
 // must not hang doctor.
@@ -52,6 +70,12 @@ func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRe
 	sb := capability.Sandbox{Runtime: capability.DefaultRuntime}
 	if d.Registry != nil {
 		sb = d.Registry.Sandbox
+		d.Files = []string{d.Registry.Layout.Config}
+		for _, f := range []string{d.Registry.Layout.LocalConfig, ".omni/active-profile", ".omni/.env"} {
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
+				d.Files = append(d.Files, f)
+			}
+		}
 	}
 	d.Runtime = diagnoseRuntime(ctx, sb, environ)
 	if d.Registry != nil {

@@ -31,6 +31,9 @@ type Engine struct {
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
 
+	listenersMu sync.Mutex
+	listeners   []func(*capability.Registry) // see OnReload
+
 	// runs ends when the engine stops running programs (CancelRuns): the
 	// SDK keeps a handler's context alive until its client goes away, so a
 	// server that is shutting down needs its own way to end them.
@@ -149,8 +152,11 @@ func (e *Engine) Query(ctx context.Context, req query.Request) (*query.Result, e
 type ExecRequest struct {
 	Code string
 	// Timeout lowers the configured timeout; zero means the configured one.
-	Timeout  time.Duration
-	Progress func(execute.Progress)
+	Timeout time.Duration
+	// TimeoutArg names the argument Timeout came from ("timeout_ms",
+	// "--timeout"), for the line a timed-out run gets on stderr.
+	TimeoutArg string
+	Progress   func(execute.Progress)
 }
 
 // Execute runs a program in the current sandbox. The configured timeout caps
@@ -162,11 +168,16 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	snap := e.snap.Load()
 	cfg := snap.reg.Sandbox
 	timeout := cfg.Timeout
+	source := fmt.Sprintf("[sandbox] timeout in %s (%v unless set there; a call may ask for less, never more)", snap.reg.Layout.Config, capability.DefaultTimeout)
 	if r.Timeout < 0 {
 		return nil, fmt.Errorf("%w: got %v", execute.ErrInvalidTimeout, r.Timeout)
 	}
 	if r.Timeout > 0 && r.Timeout < timeout {
 		timeout = r.Timeout
+		source = "the requested timeout"
+		if r.TimeoutArg != "" {
+			source = "the " + r.TimeoutArg + " argument"
+		}
 	}
 	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
 	defer endRelay()
@@ -181,7 +192,36 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
 		Progress:       progress,
+		TimeoutSource:  source,
+		Secrets:        secrets(snap.reg),
 	})
+}
+
+// secrets returns the values of the variables capabilities declare
+// secret = true, which a run's output must not carry back.
+func secrets(reg *capability.Registry) []execute.Secret {
+	var out []execute.Secret
+	for _, c := range reg.Capabilities {
+		for _, d := range c.EnvDecls {
+			if v, ok := reg.Env.Lookup(d.Name); ok && d.Secret && v.Value != "" {
+				out = append(out, execute.Secret{Name: d.Name, Value: v.Value})
+			}
+		}
+	}
+	return out
+}
+
+// RuntimeError says why programs cannot run, naming the missing runtime
+// and how to install it; nil when the configured runtime is found.
+// It looks where runs look: the programs' PATH, then the server's.
+func (e *Engine) RuntimeError() error {
+	reg := e.Registry()
+	sb := reg.Sandbox
+	if _, err := execute.LookupRuntime(sb.Runtime, sb.Command, reg.Env.Environ()); err == nil {
+		return nil
+	}
+	_, err := execute.LookupRuntime(sb.Runtime, sb.Command, e.environ)
+	return err
 }
 
 // Reload loads the repository again and swaps registry, index content and
@@ -208,6 +248,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	}
 	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
 	e.logLoad("reloaded", reg, start, "index", stats)
+	e.reloaded(reg)
 	return nil
 }
 
@@ -227,6 +268,9 @@ func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time, 
 	}, attrs...)...)
 	for _, p := range reg.Problems {
 		e.logger.Warn("capability problem", "problem", p.String())
+	}
+	for _, w := range reg.Warnings {
+		e.logger.Info("capability warning", "warning", w.String())
 	}
 }
 

@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -17,4 +20,35 @@ func newTestEngine(t testing.TB) *Engine {
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
+}
+
+func TestOnReload(t *testing.T) {
+	e := newTestEngine(t)
+	var got []*capability.Registry
+	e.OnReload(func(reg *capability.Registry) {
+		if e.Registry() != reg {
+			t.Error("listener called before the registry is the engine's current one")
+		}
+		got = append(got, reg)
+	})
+	doc := filepath.Join(e.Root(), "omni", "capabilities", "tasks", "docs", "new.md")
+	if err := os.WriteFile(doc, []byte("# New\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !slices.ContainsFunc(got[0].Capabilities[1].Docs, func(d capability.Doc) bool { return d.Name == "new" }) {
+		t.Fatalf("after a reload that adds a doc: %d calls, want 1 with the new doc", len(got))
+	}
+	config := filepath.Join(e.Root(), "omni", "config.toml")
+	if err := os.WriteFile(config, []byte("project = [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Reload(t.Context()); err == nil {
+		t.Fatal("reload of a broken config succeeded")
+	}
+	if len(got) != 1 {
+		t.Errorf("a failed reload called the listener (%d calls)", len(got))
+	}
 }

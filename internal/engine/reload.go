@@ -5,20 +5,46 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/watch"
 )
 
+// OnReload registers fn to be called with the new registry after each
+// successful reload, once it is the engine's current one. Calls are made one
+// at a time, in the order of the reloads, before Reload returns: a listener
+// must not call Reload, and should be quick.
+func (e *Engine) OnReload(fn func(*capability.Registry)) {
+	e.listenersMu.Lock()
+	defer e.listenersMu.Unlock()
+	e.listeners = append(e.listeners, fn)
+}
+
+// reloaded calls the OnReload listeners; the caller holds reloadMu.
+func (e *Engine) reloaded(reg *capability.Registry) {
+	e.listenersMu.Lock()
+	fns := e.listeners
+	e.listenersMu.Unlock()
+	for _, fn := range fns {
+		fn(reg)
+	}
+}
+
 // isReloadTrigger reports whether a changed path (relative to the root,
-// with "/") affects the registry. Everything else under .omni/ — the PID
-// file, the index, the sandbox, programs' state — is the server's own or the
-// programs' business and must not cause a reload.
+// with "/") affects the registry: a config file or a capabilities folder
+// of any layout capability.Load reads (a layout appears when its config
+// file is created), or something inside such a folder. Everything else
+// under .omni/ — the PID file, the index, the sandbox, programs' state — is
+// the server's own or the programs' business and must not cause a reload.
 func isReloadTrigger(rel string) bool {
-	switch rel {
-	case "omni", "omni/config.toml", "omni/capabilities",
-		".omni/config.local.toml", ".omni/active-profile", ".omni/.env":
+	if rel == "omni" {
 		return true
 	}
-	return strings.HasPrefix(rel, "omni/capabilities/")
+	for _, p := range capability.ReloadPaths() {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Watch watches the repository's config and capabilities and reloads the
@@ -39,8 +65,18 @@ func (e *Engine) Watch(ctx context.Context) (*watch.Watcher, error) {
 			e.logger.Error("reload failed", "err", err)
 		}
 	}
+	// The root itself is watched for OmniDev's omni.toml, without the
+	// folders beside omni/ and .omni/: the rest of the repository never
+	// changes the registry.
 	return watch.New(watch.Options{
-		Roots:  []string{filepath.Join(e.root, "omni"), filepath.Join(e.root, ".omni")},
+		Roots: []string{e.root},
+		Skip: func(path string, isDir bool) bool {
+			if !isDir || filepath.Dir(path) != e.root {
+				return false
+			}
+			base := filepath.Base(path)
+			return base != "omni" && base != ".omni"
+		},
 		Logger: e.logger,
 	}, onChange)
 }

@@ -100,6 +100,11 @@ type Request struct {
 	// runs, never concurrently and never after Run returns. A slow callback
 	// skips reports but does not delay a timeout or cancellation.
 	Progress func(Progress)
+	// TimeoutSource names what set Timeout, for the line a timed-out run
+	// gets on stderr ("the timeout_ms argument", "[sandbox] timeout in ...").
+	TimeoutSource string
+	// Secrets are replaced by [secret NAME] in the returned output.
+	Secrets []Secret
 }
 
 // Progress reports a running program.
@@ -217,6 +222,8 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Stdout, res.Truncated.Stdout = p.stdout.String()
 	res.Stderr, res.Truncated.Stderr = p.stderr.String()
+	explain(res, req, e.root)
+	redact(res, req.Secrets)
 	// A cancelled run still reports what it changed: the CLI prints it
 	// after ^C, and the walk is bounded.
 	var changes []Change

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/sandbox"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -657,7 +658,12 @@ func TestRunRuntimes(t *testing.T) {
 			testrepo.WriteFiles(t, dir, map[string]string{
 				"index.ts": "export function double(n: number): number { return n * 2; }\n",
 			})
-			sb := prepare(t, root, &capability.Capability{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"})
+			sb, err := sandbox.Prepare(root, &capability.Registry{Root: root,
+				Capabilities: []*capability.Capability{{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"}},
+				Unavailable:  []*capability.Capability{{ID: "gh", Module: "github", Error: "GH_TOKEN is not set"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			e := New(root, nil)
 			run := func(code string) *Result {
 				t.Helper()
@@ -675,6 +681,19 @@ func TestRunRuntimes(t *testing.T) {
 			res := run("import { double } from \"tasks\";\nconst n: number = double(2);\nexport async function main() { console.log(\"got\", n); return n; }\n")
 			if res.ExitCode != 4 || res.Stdout != "got 4\n" {
 				t.Errorf("import and return: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			testrepo.WriteFiles(t, root, map[string]string{"src/util.ts": "export const three: number = 3;\n"})
+			res = run("import { three } from \"./src/util.ts\";\nconsole.log(three);\n")
+			if res.ExitCode != 0 || res.Stdout != "3\n" {
+				t.Errorf("relative import from the root: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			res = run("import { x } from \"github\";\nconsole.log(x);\n")
+			if res.ExitCode != 1 || !strings.Contains(res.Stderr, `capability gh (module "github") is unavailable: GH_TOKEN is not set`) {
+				t.Errorf("import of an unavailable capability: exit %d, stderr %q", res.ExitCode, res.Stderr)
+			}
+			res = run("import { double } from \"taks\";\nconsole.log(double);\n")
+			if res.ExitCode == 0 || !strings.Contains(res.Stderr, "omnidev: there is no module `taks`; did you mean `tasks`?") {
+				t.Errorf("a mistyped module: exit %d, stderr %q", res.ExitCode, res.Stderr)
 			}
 			res = run("export function main() { throw new Error(\"boom\"); }\n")
 			if res.ExitCode != 1 || !strings.Contains(res.Stderr, "Error: boom") || !strings.Contains(res.Stderr, "main.ts") {

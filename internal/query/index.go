@@ -74,6 +74,8 @@ type Index struct {
 type state struct {
 	caps []*capability.Capability          // enabled capabilities, sorted by id
 	byID map[string]*capability.Capability // the same, by id
+	// unavailable are listed in summaries, never indexed (see Registry.Unavailable).
+	unavailable []*capability.Capability
 	// docs are the documents of caps, by source tag: the text bleve stores
 	// for them, which searches read from here rather than from the index.
 	docs map[string]document
@@ -90,6 +92,7 @@ func newState(reg *capability.Registry, docs map[string]document) *state {
 			s.byID[c.ID] = c
 		}
 	}
+	s.unavailable = reg.Unavailable
 	return s
 }
 

@@ -45,6 +45,10 @@ type Hit struct {
 	// with matched words marked **like this**.
 	Snippet string  `json:"snippet"`
 	Score   float64 `json:"score"`
+	// URI is the resource that holds the whole document (a capability's
+	// definition.md, else its types.d.ts), for resources/read; empty when
+	// there is none.
+	URI string `json:"uri,omitempty"`
 }
 
 // CapabilitySummary describes one enabled capability.
@@ -53,10 +57,19 @@ type CapabilitySummary struct {
 	Module      string `json:"module"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	// Tools is the number of tools of the MCP server the capability wraps,
-	// and Error why they are unknown (the server cannot start, or is
-	// starting); both are absent for other capabilities.
-	Tools *int   `json:"tools,omitempty"`
+	// Skills are "name: description", one per skill.
+	Skills []string `json:"skills,omitempty"`
+	// Rules are "name: title", one per rule: guidance that always applies
+	// to code using the capability.
+	Rules []string `json:"rules,omitempty"`
+	// NoTypes is set when the capability has code but no type definitions.
+	NoTypes bool `json:"no_types,omitempty"`
+	// Tools is the number of tools of the MCP server the capability wraps
+	// (absent for other capabilities).
+	Tools *int `json:"tools,omitempty"`
+	// Error says why the capability cannot be used; importing its module
+	// fails with the same sentence. For a wrapped MCP server it is why its
+	// tools are unknown (it cannot start, or is starting).
 	Error string `json:"error,omitempty"`
 }
 
@@ -74,7 +87,7 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if strings.TrimSpace(req.Query) == "" {
 		return &Result{
 			Results:         []Hit{},
-			Summary:         summaries(st.caps),
+			Summary:         summaries(st.listed()),
 			TypeDefinitions: TypeDefinitions(st.caps),
 		}, nil
 	}
@@ -136,6 +149,7 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 			Title:      storedString(l, fieldTitle),
 			Snippet:    snippetOf(l),
 			Score:      h.score,
+			URI:        hitURI(st.byID[capID], kind, name),
 		})
 		// A hit may come from a batch newer than st (Update swaps the state
 		// after the batch): its capability is then left out of the summary.
@@ -271,14 +285,41 @@ func summaries(caps []*capability.Capability) []CapabilitySummary {
 			Module:      moduleOf(c),
 			Name:        c.Name,
 			Description: c.Description,
+			NoTypes:     c.Entry != "" && strings.TrimSpace(c.Types) == "" && c.Error == "",
+			Error:       c.Error,
 		}
 		if c.MCP != nil {
 			n := len(c.Tools)
-			s.Tools, s.Error = &n, c.ToolsError
+			s.Tools = &n
+			if s.Error == "" {
+				s.Error = c.ToolsError
+			}
+		}
+		for _, sk := range c.Skills {
+			s.Skills = append(s.Skills, oneLine(sk.Name+": "+sk.Description))
+		}
+		for _, r := range c.Rules {
+			s.Rules = append(s.Rules, oneLine(r.Name+": "+r.Title))
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// listed returns the capabilities an empty query lists: the enabled ones
+// and those that cannot run (with their error), by id.
+func (st *state) listed() []*capability.Capability {
+	if len(st.unavailable) == 0 {
+		return st.caps
+	}
+	all := slices.Concat(st.caps, st.unavailable)
+	slices.SortFunc(all, func(a, b *capability.Capability) int { return strings.Compare(a.ID, b.ID) })
+	return all
+}
+
+// oneLine collapses whitespace, so that each entry of a list is one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func moduleOf(c *capability.Capability) string {

@@ -3,12 +3,14 @@
 //
 //	.omni/sandbox/
 //	  main.ts            the agent's program, written verbatim by WriteMain
-//	  runner.ts          waits for a byte on stdin, imports ./main.ts, awaits
-//	                     main() and sets the exit code
+//	  runner.ts          waits for a byte on stdin, makes main.ts's relative
+//	                     imports resolve from the repository root, imports
+//	                     ./main.ts, awaits main() and sets the exit code
 //	  package.json       {"type": "module"}, so Node (tsx) loads both files as ESM
 //	  import_map.json    module -> entry file, for Deno (which ignores node_modules)
 //	  node_modules       symlink -> node_modules.<generation>
-//	  node_modules.<generation>/<module>  relative symlink -> omni/capabilities/<id>
+//	  node_modules.<generation>/<module>  relative symlink -> omni/capabilities/<id>,
+//	                     or a stub that throws why, for a capability that cannot run
 //
 // Bun and tsx resolve `import x from "<module>"` in main.ts through
 // node_modules/<module>, following the symlink to the capability folder (its

@@ -269,6 +269,76 @@ func TestPrepareWhileRunning(t *testing.T) {
 	wg.Wait()
 }
 
+// TestBunRelativeImportsFromRoot runs a program that imports a file of the
+// repository by a path relative to the root, as the program's working
+// directory suggests; that file's own relative import resolves from its
+// folder. (Bun calls resolver plugins only for specifiers with an
+// extension: the executor explains the others.)
+func TestBunRelativeImportsFromRoot(t *testing.T) {
+	root := t.TempDir()
+	for name, src := range map[string]string{
+		"src/format.ts": "import { suffix } from \"./suffix.ts\";\nexport const format = (s: string) => `[${s}]` + suffix;\n",
+		"src/suffix.ts": "export const suffix = \"!\";\n",
+		"lib/plain.js":  "export const plain = 2;\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Prepare(root, registry(root, addCapability(t, root, "tasks", "tasks")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := `import { format } from "./src/format.ts";
+import { plain } from "../` + filepath.Base(root) + `/lib/plain.js";
+import { hello } from "tasks";
+console.log(format(hello()), plain);
+`
+	if err := s.WriteMain(code); err != nil {
+		t.Fatal(err)
+	}
+	out, exit := runBun(t.Context(), t, root, s)
+	if exit != 0 || !strings.Contains(out, "[hello from tasks]! 2") {
+		t.Fatalf("bun exited %d with output %q", exit, out)
+	}
+
+	if err := s.WriteMain(`import "./src/missing.ts";`); err != nil {
+		t.Fatal(err)
+	}
+	out, exit = runBun(t.Context(), t, root, s)
+	if exit == 0 || !strings.Contains(out, filepath.Join(root, "src", "missing.ts")) {
+		t.Errorf("a missing file: bun exited %d with %q; want the path from the root named", exit, out)
+	}
+}
+
+// TestUnavailableModuleThrows imports a capability that cannot run: the
+// import fails with the registry's reason, not "module not found".
+func TestUnavailableModuleThrows(t *testing.T) {
+	root := t.TempDir()
+	reg := registry(root, addCapability(t, root, "tasks", "tasks"))
+	reg.Unavailable = []*capability.Capability{{ID: "gh", Module: "github",
+		Error: "required environment variable GH_TOKEN is not set; set it in the environment or in .omni/.env"}}
+	s, err := Prepare(root, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Modules(), []string{"github", "tasks"}; !slices.Equal(got, want) {
+		t.Errorf("Modules() = %q, want %q", got, want)
+	}
+	if err := s.WriteMain("import { x } from \"github\";\nconsole.log(x);\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, exit := runBun(t.Context(), t, root, s)
+	want := `capability gh (module "github") is unavailable: required environment variable GH_TOKEN is not set; set it in the environment or in .omni/.env`
+	if exit != 1 || !strings.Contains(out, want) {
+		t.Errorf("bun exited %d with %q; want 1 and %q", exit, out, want)
+	}
+}
+
 // A capability that wraps an MCP server gets a generated module: its tools
 // as functions, which reject clearly when no relay is there to reach.
 func TestBunResolvesGeneratedModule(t *testing.T) {

@@ -88,12 +88,23 @@ type server struct {
 	session  *mcp.ClientSession
 	stderr   *testrepo.Buffer
 	progress chan *mcp.ProgressNotificationParams
+	// listChanged receives "prompts" and "resources" for their list_changed
+	// notifications; updated, the URIs of resources/updated.
+	listChanged chan string
+	updated     chan string
 }
 
 // startServer starts `omnidev serve` in root and connects a client to it.
 func startServer(t testing.TB, root string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{stderr: new(testrepo.Buffer), progress: make(chan *mcp.ProgressNotificationParams, 64)}
+	s := &server{stderr: new(testrepo.Buffer), progress: make(chan *mcp.ProgressNotificationParams, 64),
+		listChanged: make(chan string, 16), updated: make(chan string, 16)}
+	send := func(ch chan string, v string) {
+		select {
+		case ch <- v:
+		default:
+		}
+	}
 	s.cmd = exec.Command(binary, "serve", "--log-level", "info")
 	s.cmd.Dir = root
 	s.cmd.Env = append(os.Environ(), extraEnv...)
@@ -104,6 +115,11 @@ func startServer(t testing.TB, root string, extraEnv ...string) *server {
 			case s.progress <- r.Params:
 			default:
 			}
+		},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { send(s.listChanged, "prompts") },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { send(s.listChanged, "resources") },
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			send(s.updated, r.Params.URI)
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

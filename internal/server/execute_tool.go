@@ -15,7 +15,7 @@ import (
 )
 
 type executeParams struct {
-	Code      string       `json:"code" jsonschema:"A complete TypeScript program. Import capability modules by name (import { x } from \"<module>\"). Export an async main() returning an exit code, or write top-level code. It runs from the repository root."`
+	Code      string       `json:"code" jsonschema:"A complete TypeScript program. Import capability modules by name (import { x } from \"<module>\"). Export an async main() returning an exit code, or write top-level code. It runs from the repository root, and relative imports (./src/util.ts) resolve from there."`
 	TimeoutMS milliseconds `json:"timeout_ms,omitempty" jsonschema:"Stop the program after this many milliseconds. The configured timeout (30 s by default) is the most a call can get."`
 }
 
@@ -44,7 +44,10 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 		Description: fmt.Sprintf("Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. "+
 			"Returns its exit_code, stdout and stderr (long output keeps head and tail), and exactly what this run changed: "+
 			"changed_files, diff_stat {files, insertions, deletions} and per-file changes (at most %d files listed; changes_omitted "+
-			"counts the rest). A program that fails is a normal result with a non-zero exit_code; read stderr and try again.",
+			"counts the rest). A program that fails is a normal result with a non-zero exit_code; read stderr and try again. "+
+			"It runs with Bun unless the repository's [sandbox] runtime names Deno or Node (tsx), from the repository root: "+
+			"relative imports such as ./src/util.ts resolve from the root (name the file's extension). "+
+			"It has network access unless [sandbox] network = false.",
 			execute.MaxListedChanges),
 		InputSchema:  in,
 		OutputSchema: out,
@@ -62,7 +65,7 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 			defer cancel()
 			defer context.AfterFunc(rc, cancel)()
 		}
-		r := engine.ExecRequest{Code: p.Code, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond}
+		r := engine.ExecRequest{Code: p.Code, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, TimeoutArg: "timeout_ms"}
 		if token := req.Params.GetProgressToken(); token != nil {
 			r.Progress = progressReporter(ctx, req.Session, token)
 		}

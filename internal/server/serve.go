@@ -91,6 +91,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		logger.Info("listening on "+url, "url", url, "token", o.Token != "")
 	}
 	reg := eng.Registry()
+	if err := eng.RuntimeError(); err != nil {
+		logger.Warn("omni_execute cannot run programs: " + err.Error())
+	}
 	logger.Info("server started", "pid", os.Getpid(), "repository", o.Root, "profile", reg.Profile,
 		"capabilities", len(reg.Capabilities), "transport", transport, "version", o.Version)
 

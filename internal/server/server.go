@@ -15,13 +15,17 @@ import (
 )
 
 // instructions teach an agent the workflow: learn the modules first, then
-// run one program that does the whole job.
-const instructions = `omnidev gives you "code mode" over this repository.
+// run one program that does the whole job. At most maxInstructions long:
+// hosts put them in every conversation.
+const instructions = `omnidev gives you "code mode" over this repository, in two steps.
 
-1. Call omni_query to learn what is available: with an empty query it lists the enabled capability modules with their TypeScript type definitions; with words it searches their docs, skills and rules (set include_types to get the types of the modules it finds).
-2. Call omni_execute with one complete TypeScript program that imports those modules by name (import { x } from "<module>") and does the whole job. Export an async main() that returns an exit code, or just write top-level code. It runs from the repository root; the result tells you its exit code, output, and exactly which files it changed.
+1. Learn: call omni_query. An empty query lists the enabled capability modules with their TypeScript type definitions; words search their docs, skills and rules (include_types adds the types of the modules found). Each result has a uri: resources/read gives the whole document.
+2. Act: call omni_execute with one complete TypeScript program that imports those modules by name (import { x } from "<module>") and does the whole job. Export an async main() that returns an exit code, or write top-level code. It runs from the repository root; the result gives its exit code, output and exactly which files it changed.
 
-Prefer one program that does several steps over many small calls.`
+Prefer one program that does several steps over many small calls. Each skill is also a prompt named <capability>-<skill> (a slash command in hosts that have them), and the docs, rules, skills and types are resources at omni://<capability>/<path>.`
+
+// maxInstructions bounds instructions, in bytes.
+const maxInstructions = 1200
 
 // New returns an MCP server named omnidev with the omni_query and
 // omni_execute tools on the engine.
@@ -31,10 +35,17 @@ func New(e *engine.Engine, version string, logger *slog.Logger) (*mcp.Server, er
 
 // newServer is New with the HTTP request tracker of the HTTP transport.
 func newServer(e *engine.Engine, version string, logger *slog.Logger, requests *httpRequests) (*mcp.Server, error) {
+	cat := newCatalog(e.Logger())
 	s := mcp.NewServer(&mcp.Implementation{Name: "omnidev", Title: "omnidev", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       sdkLogger(logger),
+		Instructions:       instructions + runtimeNotice(e),
+		Logger:             sdkLogger(logger),
+		Capabilities:       serverCapabilities(),
+		CompletionHandler:  cat.complete,
+		SubscribeHandler:   cat.subscribe,
+		UnsubscribeHandler: cat.unsubscribe,
 	})
+	cat.attach(s, e)
+	// Added last, so it wraps every other middleware too.
 	s.AddReceivingMiddleware(recoverPanics(e.Logger()))
 	if err := addQueryTool(s, e); err != nil {
 		return nil, err
@@ -103,6 +114,18 @@ func recoverPanics(logger *slog.Logger) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// runtimeNotice is added to the instructions a client gets when it
+// connects while programs cannot run (the runtime is missing), with the
+// sentence omni_execute's tool error gives. The instructions, not a log
+// message: go-sdk deprecates MCP logging, and only a client that asked for
+// logs would see one.
+func runtimeNotice(e *engine.Engine) string {
+	if err := e.RuntimeError(); err != nil {
+		return "\n\nNote: omni_execute cannot run programs on this machine: " + err.Error() + ". Tell the user; omni_query still works."
+	}
+	return ""
 }
 
 func boolPtr(b bool) *bool { return &b }

@@ -21,40 +21,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// TestToolsGolden snapshots tools/list — names, descriptions, schemas and
-// annotations — so that any change to what agents see is a reviewed diff.
-// Rewrite with: go test ./internal/server -run TestToolsGolden -update
-func TestToolsGolden(t *testing.T) {
-	eng, err := engine.Open(t.Context(), testrepo.CopyOmni(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	srv, err := New(eng, "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := json.MarshalIndent(tools.Tools, "", "  ")
+// checkGolden compares v, as indented JSON, with testdata/<name>, which
+// -update rewrites.
+func checkGolden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	golden := filepath.Join("testdata", "tools_list.golden.json")
+	golden := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -68,13 +44,32 @@ func TestToolsGolden(t *testing.T) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("tools/list changed; review the difference and run with -update if it is intended:\n--- got\n%s\n--- want\n%s", got, want)
+		t.Errorf("%s changed; review the difference and run with -update if it is intended:\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
+}
+
+// TestToolsGolden snapshots tools/list — names, descriptions, schemas and
+// annotations — so that any change to what agents see is a reviewed diff.
+// Rewrite with: go test ./internal/server -run TestToolsGolden -update
+func TestToolsGolden(t *testing.T) {
+	cs, _, _, _ := newTestServer(t, nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "tools_list.golden.json", tools.Tools)
 }
 
 // connect serves eng over an in-memory transport and returns a connected
 // client session.
 func connect(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	return connectWith(t, srv, nil, "")
+}
+
+// connectWith is connect with client options, asking for protocolVersion
+// (the latest when empty).
+func connectWith(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions, protocolVersion string) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)
@@ -82,7 +77,7 @@ func connect(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, opts).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/capability"
+)
+
+// MIME types of the resources.
+const (
+	mimeMarkdown   = "text/markdown"
+	mimeTypeScript = "application/typescript"
+)
+
+// resourceEntry is a capability file offered as a resource.
+type resourceEntry struct {
+	resource *mcp.Resource
+	text     string
+}
+
+func newResourceEntry(c *capability.Capability, f capability.File) *resourceEntry {
+	return &resourceEntry{
+		resource: &mcp.Resource{
+			URI:         c.URI(f),
+			Name:        c.ID + "/" + f.Rel,
+			Title:       f.Title,
+			Description: f.Description,
+			MIMEType:    mimeType(f.Rel),
+			Size:        int64(len(f.Text)),
+		},
+		text: f.Text,
+	}
+}
+
+func mimeType(rel string) string {
+	if strings.HasSuffix(rel, ".ts") {
+		return mimeTypeScript
+	}
+	return mimeMarkdown
+}
+
+// resourceTemplate is a URI template of capability files. Its last
+// variable (after capability) names a file under dir, before suffix.
+type resourceTemplate struct {
+	mcp.ResourceTemplate
+	variable    string
+	dir, suffix string
+}
+
+// resourceTemplates let a client build the URI of a capability file it was
+// not listed (and complete it, see completion.go).
+var resourceTemplates = []resourceTemplate{
+	{ResourceTemplate: mcp.ResourceTemplate{
+		URITemplate: "omni://{capability}/definition.md", Name: "definition", Title: "Capability definition",
+		Description: "The main doc of a capability: what it is for and how to use it.", MIMEType: mimeMarkdown,
+	}},
+	{ResourceTemplate: mcp.ResourceTemplate{
+		URITemplate: "omni://{capability}/docs/{path}", Name: "doc", Title: "Capability doc",
+		Description: "A doc of a capability; path is the file under docs/, such as usage.md.", MIMEType: mimeMarkdown,
+	}, variable: "path", dir: "docs/"},
+	{ResourceTemplate: mcp.ResourceTemplate{
+		URITemplate: "omni://{capability}/rules/{path}", Name: "rule", Title: "Capability rule",
+		Description: "A rule of a capability; path is the file under rules/, such as naming.md.", MIMEType: mimeMarkdown,
+	}, variable: "path", dir: "rules/"},
+	{ResourceTemplate: mcp.ResourceTemplate{
+		URITemplate: "omni://{capability}/skills/{skill}/SKILL.md", Name: "skill", Title: "Capability skill",
+		Description: "A skill of a capability (also offered as a prompt); skill is its folder under skills/.", MIMEType: mimeMarkdown,
+	}, variable: "skill", dir: "skills/", suffix: "/SKILL.md"},
+	{ResourceTemplate: mcp.ResourceTemplate{
+		URITemplate: "omni://{capability}/types.d.ts", Name: "types", Title: "Capability type definitions",
+		Description: "The TypeScript declarations of a capability's module.", MIMEType: mimeTypeScript,
+	}},
+}
+
+// lookup returns the resource uri names, or an error that says why there is
+// none: a URI that is not omni://, a path that leaves the capability folder,
+// a capability that is not enabled, a file that is not offered. Only files
+// of the current registry are ever served: nothing is read from disk here.
+func (st *catalogState) lookup(uri string) (*resourceEntry, error) {
+	id, rel, err := capability.ParseURI(uri)
+	if err != nil {
+		return nil, notFound(uri, "%v", err)
+	}
+	if st.caps[id] == nil {
+		return nil, notFound(uri, "capability %q is not enabled; enabled capabilities: %s", id, strings.Join(st.ids, ", "))
+	}
+	r := st.resources[capability.URI(id, rel)]
+	if r == nil {
+		return nil, notFound(uri, "%s is not a file of capability %s that can be read: resources are definition.md, docs/, rules/, skills/*/SKILL.md and types.d.ts (see resources/list)", rel, id)
+	}
+	return r, nil
+}
+
+// readResource answers resources/read.
+func (c *catalog) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	r, err := c.cur.Load().lookup(req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI:      r.resource.URI,
+		MIMEType: r.resource.MIMEType,
+		Text:     r.text,
+	}}}, nil
+}
+
+// subscribe accepts subscriptions to the resources that exist; the SDK keeps
+// the list, and sync tells the subscribers when one changes.
+func (c *catalog) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	_, err := c.cur.Load().lookup(req.Params.URI)
+	return err
+}
+
+func (c *catalog) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }

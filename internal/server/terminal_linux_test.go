@@ -1,0 +1,62 @@
+package server_test
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
+)
+
+// TestServeOnATerminal starts `omnidev serve` with a terminal as stdin, as
+// someone trying it by hand would: it says on stderr what it is and how to
+// try it, and still serves.
+func TestServeOnATerminal(t *testing.T) {
+	root := fixtureRepo(t)
+	ptmx, tty := openPTY(t)
+	defer ptmx.Close()
+	stderr := new(testrepo.Buffer)
+	cmd := exec.Command(binary, "serve")
+	cmd.Dir, cmd.Stdin, cmd.Stderr = root, tty, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	waitFor(t, "the terminal notice", 10*time.Second, func() bool { return strings.Contains(stderr.String(), "server started") })
+	for _, want := range []string{"MCP server over stdio", "npx @modelcontextprotocol/inspector omnidev serve --dir " + root} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// openPTY opens a pseudo-terminal pair: its controlling side and the
+// terminal a process gets as stdin.
+func openPTY(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err == nil {
+		err = unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0)
+	}
+	if err == nil {
+		tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	}
+	if err != nil {
+		ptmx.Close()
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	return ptmx, tty
+}
