@@ -248,7 +248,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	}
 	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
 	e.logLoad("reloaded", reg, start, "index", stats)
-	e.reloaded(reg)
+	e.reloaded(full)
 	return nil
 }
 

@@ -141,6 +141,7 @@ func (e *Engine) toolsChanged(id string) {
 		return
 	}
 	e.snap.Store(&snapshot{base: snap.base, reg: reg, sandbox: sb})
+	e.reloaded(reg)
 	e.logger.Info("wrapped server tools updated", "capability", id, "duration", time.Since(start).Round(time.Microsecond), "index", stats)
 }
 
