@@ -54,6 +54,9 @@ type server struct {
 	retryAt   time.Time
 	closed    bool
 	stopGroup func() // kills what is left of a stdio server's process group
+	// starting holds the stop of a stdio server being started, so that
+	// close ends it too.
+	stopStarting func()
 
 	notifyMu sync.Mutex // OnChange never runs concurrently for one server
 }
@@ -136,6 +139,7 @@ func (s *server) start() {
 	s.mu.Lock()
 	ch := s.starting
 	s.starting = nil
+	s.stopStarting = nil
 	s.ready = true
 	if err == nil && s.closed {
 		err = errClosed
@@ -214,14 +218,17 @@ func (s *server) ended(cs *mcp.ClientSession, reason string) {
 func (s *server) close() {
 	s.mu.Lock()
 	s.closed = true
-	cs, stop := s.cs, s.stopGroup
-	s.cs, s.stopGroup = nil, nil
+	cs, stop, starting := s.cs, s.stopGroup, s.stopStarting
+	s.cs, s.stopGroup, s.stopStarting = nil, nil, nil
 	s.mu.Unlock()
 	if cs != nil {
 		cs.Close()
 	}
 	if stop != nil {
 		stop()
+	}
+	if starting != nil {
+		starting()
 	}
 }
 
@@ -306,6 +313,16 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, stopGroup 
 		setProcessGroup(cmd)
 		if transport, stopGroup, err = startStdio(cmd); err != nil {
 			return nil, nil, err
+		}
+		s.mu.Lock()
+		closed := s.closed
+		if !closed {
+			s.stopStarting = stopGroup
+		}
+		s.mu.Unlock()
+		if closed {
+			stopGroup()
+			return nil, nil, errClosed
 		}
 	}
 	cs, err = client.Connect(ctx, transport, nil)
