@@ -55,6 +55,30 @@ func (s envSources) lookup(name string, declared bool) (value, source string, ok
 	return "", "", false
 }
 
+// withheldSecrets returns the values of the secrets that capabilities with
+// [mcp] declare, from the same sources as their expansion.
+func withheldSecrets(s envSources, caps []*Capability) Env {
+	var out Env
+	for _, c := range caps {
+		if c.rawMCP == nil {
+			continue
+		}
+		for _, d := range c.EnvDecls {
+			if !d.Secret {
+				continue
+			}
+			v, source, ok := s.lookup(d.Name, true)
+			if !ok && d.HasDefault {
+				v, source, ok = d.Default, sourceDefault, true
+			}
+			if ok && v != "" {
+				out = append(out, EnvVar{Name: d.Name, Value: v, Secret: true, Source: source})
+			}
+		}
+	}
+	return out
+}
+
 // missingRequired returns the names c requires that have no non-empty value
 // in any source, its own defaults included. An empty token is as useless as
 // none, so it counts as missing.

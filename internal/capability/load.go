@@ -57,6 +57,7 @@ func Load(root string, environ []string) (*Registry, error) {
 		NotEnabled:   notEnabled(fsys, cfg.layout.CapabilitiesDir, enabled),
 		Sandbox:      sandbox,
 		Env:          resolveEnv(src, loaded.caps, loaded.unavailable),
+		Withheld:     withheldSecrets(src, loaded.caps),
 		Problems:     problems,
 		Warnings:     loaded.warnings,
 	}

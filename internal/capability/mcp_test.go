@@ -54,7 +54,7 @@ func TestLoadMCP(t *testing.T) {
 			toml:     []string{`[env]`, `KEY = { secret = true }`, `[mcp]`, `url = "https://u:${KEY}@example.com/mcp?key=${KEY}"`},
 			dotEnv:   "KEY=secret-key\n",
 			want:     &MCPServer{Transport: TransportHTTP, URL: "https://u:secret-key@example.com/mcp?key=secret-key"},
-			notInEnv: []string{"GH"},
+			notInEnv: []string{"KEY"},
 		},
 		{
 			name: "explicit stdio transport",
@@ -115,6 +115,9 @@ func TestLoadMCP(t *testing.T) {
 			for _, name := range tt.notInEnv {
 				if v, ok := reg.Env.Lookup(name); ok {
 					t.Errorf("executed code's env has %s (from %s); a secret of a wrapped server must stay out", name, v.Source)
+				}
+				if _, ok := reg.Withheld.Lookup(name); !ok {
+					t.Errorf("Withheld lacks %s: its value must be known to redact it", name)
 				}
 			}
 			for _, name := range tt.inEnv {

@@ -28,6 +28,10 @@ type Registry struct {
 	Sandbox Sandbox
 	// Env is the resolved environment for executed code.
 	Env Env
+	// Withheld are the secrets of wrapped MCP servers: kept out of Env, and
+	// listed here (with their values) only so that a run's output can be
+	// redacted should a server hand one back to the program.
+	Withheld Env
 	// Unavailable are the enabled capabilities that loaded but cannot run,
 	// sorted by ID: their Error says why (a required variable is unset).
 	// They are listed to the agent with that error, and importing their

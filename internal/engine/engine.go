@@ -208,6 +208,10 @@ func secrets(reg *capability.Registry) []execute.Secret {
 			}
 		}
 	}
+	// A wrapped server may hand its own token back (an "env" tool).
+	for _, v := range reg.Withheld {
+		out = append(out, execute.Secret{Name: v.Name, Value: v.Value})
+	}
 	return out
 }
 

@@ -96,6 +96,7 @@ try { await call("get-structured-content", { location: "Paris" }); } catch (e) {
 try { await call("no-such-tool", {}); } catch (e) { console.log("unknown rejected:", e.code, e.message); }
 console.log("tools", tools.some((t) => t.name === "get-sum" && t.function === "getSum"));
 console.log("secret", process.env.EVERYTHING_TOKEN === undefined && !JSON.stringify(process.env).includes("tok-e2e-123"));
+console.log("server env:", (await call("get-env", {})).text);
 `
 	var res struct {
 		ExitCode int    `json:"exit_code"`
@@ -119,6 +120,11 @@ console.log("secret", process.env.EVERYTHING_TOKEN === undefined && !JSON.string
 	}
 	if strings.Contains(s.stderr.String(), "tok-e2e-123") {
 		t.Error("the secret appears in omnidev's log")
+	}
+	// The reference server's get-env hands its environment back: the
+	// connection's secret is redacted from what the run reports.
+	if !strings.Contains(res.Stdout, "TOKEN_FOR_SERVER") || strings.Contains(res.Stdout+res.Stderr, "tok-e2e-123") {
+		t.Errorf("the run's output shows the connection secret, or get-env did not run:\n%s", res.Stdout)
 	}
 	if len(serverPIDsIn(root)) == 0 {
 		t.Fatal("found no wrapped server process to check the shutdown against")
