@@ -141,20 +141,39 @@ console.log("server env:", (await call("get-env", {})).text);
 	}
 }
 
-// The end of stdin stops omnidev gracefully, and its wrapped servers with it.
-func TestEndToEndWrappedServerStopsWithStdin(t *testing.T) {
-	root := wrappedRepo(t)
-	s := startServer(t, root)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(serverPIDsIn(root)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the wrapped server never started")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.session.Close() // closes omnidev's stdin and waits for it to exit
-	if pids := serverPIDsIn(root); len(pids) > 0 {
-		t.Errorf("wrapped servers %v outlived omnidev", pids)
+// The end of stdin and SIGTERM stop omnidev gracefully, and its wrapped
+// servers with it.
+func TestEndToEndWrappedServerStops(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(s *server)
+	}{
+		{"end of stdin", func(s *server) { s.session.Close() }}, // waits for omnidev to exit
+		{"SIGTERM", func(s *server) {
+			s.cmd.Process.Signal(syscall.SIGTERM)
+			s.session.Wait()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := wrappedRepo(t)
+			s := startServer(t, root)
+			deadline := time.Now().Add(30 * time.Second)
+			for len(serverPIDsIn(root)) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the wrapped server never started")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			tc.stop(s)
+			// omnidev has exited; give the kernel a moment to reap.
+			deadline = time.Now().Add(5 * time.Second)
+			for len(serverPIDsIn(root)) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("wrapped servers %v outlived omnidev", serverPIDsIn(root))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 	}
 }
 
