@@ -167,6 +167,13 @@ func Prepare(root string, reg *capability.Registry) (*Sandbox, error) {
 			return nil, fmt.Errorf("capability %s: folder %q is not an absolute path", c.ID, c.Dir)
 		}
 		owner[c.Module] = c.ID
+		if c.MCP != nil && len(c.Tools) == 0 && c.ToolsError != "" {
+			// No tool to export: a named import would fail at link time with
+			// the runtime's "export not found"; the stub says why instead.
+			s.modules = append(s.modules, module{name: c.Module, unavailable: fmt.Sprintf("capability %s (module %q): its MCP server is unavailable: %s", c.ID, c.Module, c.ToolsError)})
+			imports[c.Module] = "./" + nodeModules + "/" + c.Module + "/" + stubEntry
+			continue
+		}
 		if c.MCP != nil {
 			s.modules = append(s.modules, module{name: c.Module, dir: c.Dir, files: map[string]string{
 				generatedEntry: tsgen.Module(c.ID, c.Tools),

@@ -177,6 +177,24 @@ func TestEndToEndWrappedServerStops(t *testing.T) {
 	}
 }
 
+// A program importing a capability whose server cannot start learns why,
+// naming the program, rather than that an export does not exist.
+func TestEndToEndServerThatCannotStart(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"broken\"]\n")
+	writeFile(t, root, "omni/capabilities/broken/capability.toml", "[capability]\nid = \"broken\"\n[mcp]\ncommand = \"/no/such/server\"\n")
+	writeFile(t, root, "prog.ts", `import { echo } from "broken";
+console.log(await echo({ message: "x" }));
+`)
+	git(t, root, "init", "-q", "-b", "main")
+	cmd := exec.Command(binary, "exec", "prog.ts")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "its MCP server is unavailable: start MCP server /no/such/server:") {
+		t.Fatalf("omnidev exec: %v\n%s", err, out)
+	}
+}
+
 func TestEndToEndExecStartsImportedServers(t *testing.T) {
 	root := wrappedRepo(t)
 	writeFile(t, root, "prog.ts", `import { getSum } from "everything";
