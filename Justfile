@@ -20,9 +20,10 @@ deps:
     @command -v mcp-server-everything >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything </dev/null 1>&2
     @command -v mcp-server-memory >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-memory </dev/null 1>&2
 
-# Build bin/omnidev.
+# Build bin/omnidev and, beside it, omnidev-sandbox (the small init each run starts in).
 build:
     go build -ldflags "-X main.version={{version}}" -o {{bin}} ./cmd/omnidev
+    go build -o {{bin}}-sandbox ./cmd/omnidev-sandbox
 
 # Run every test with the race detector, the capabilities' own Bun tests, and check each index.ts against its types.d.ts.
 test: deps
@@ -34,6 +35,10 @@ test: deps
 lint:
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
+
+# Build and vet for macOS (amd64 and arm64): it has no namespaces, and must still build.
+cross:
+    for arch in amd64 arm64; do GOOS=darwin GOARCH=$arch go build ./... && GOOS=darwin GOARCH=$arch go vet ./...; done
 
 # Format the code.
 fmt:
@@ -61,4 +66,4 @@ bench: deps build
     go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/ ./internal/relay/
 
 # Everything CI runs.
-ci: lint test smoke
+ci: lint cross test smoke

@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/isolate"
 )
 
 func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
@@ -73,6 +74,19 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 		fmt.Fprintf(w, "runtime:      ERROR %v\n", rt.Err)
 	} else {
 		fmt.Fprintf(w, "runtime:      %s %s (%s)\n", rt.Name, rt.Version, rt.Path)
+	}
+	if len(d.Protections) > 0 {
+		fmt.Fprintln(w, "sandbox:")
+		for _, p := range d.Protections {
+			fmt.Fprintf(w, "  %-16s %-13s %s\n", p.Name, p.State, p.Detail)
+		}
+		fmt.Fprintf(w, "  runtime paths    read-only     %s\n", strings.Join(d.RuntimePaths, ", "))
+		switch {
+		case strings.HasSuffix(d.Init, "/"+isolate.HelperName):
+			fmt.Fprintf(w, "  init             %s\n", d.Init)
+		case d.Init != "":
+			fmt.Fprintf(w, "  init             omnidev itself; install %s beside it for faster runs (`just build` does)\n", isolate.HelperName)
+		}
 	}
 	switch {
 	case d.OK():

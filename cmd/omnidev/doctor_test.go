@@ -83,5 +83,14 @@ var runtimeLine = regexp.MustCompile(`(?m)^runtime:      (\S+) .*$`)
 
 func normalizeDoctor(out, root string) string {
 	out = strings.ReplaceAll(out, root, "$ROOT")
+	out = runtimePathsLine.ReplaceAllString(out, "$1$$RUNTIME_PATHS")
+	out = cgroupLine.ReplaceAllString(out, "$1$$CGROUP")
 	return runtimeLine.ReplaceAllString(out, "runtime:      $1 $$VERSION ($$PATH)")
 }
+
+// The machine's parts of doctor's sandbox block: the runtime's folders (the
+// PATH), and whether this user may create cgroups.
+var (
+	runtimePathsLine = regexp.MustCompile(`(?m)^(  runtime paths +read-only +).*$`)
+	cgroupLine       = regexp.MustCompile(`(?m)^(  (?:memory|processes) limit +).*$`)
+)

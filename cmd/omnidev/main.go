@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/omnidev/omnidev/internal/isolate"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; when it
@@ -15,6 +17,9 @@ import (
 var version = ""
 
 func main() {
+	if isolate.IsInit(os.Args) {
+		os.Exit(isolate.Init())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal asks for a graceful stop; a second one means now.

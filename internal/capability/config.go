@@ -57,6 +57,11 @@ type rawSandbox struct {
 	MaxOutputBytes *int64    `toml:"max_output_bytes"`
 	Network        *bool     `toml:"network"`
 	EnvPassthrough *[]string `toml:"env_passthrough"`
+	Filesystem     *string   `toml:"filesystem"`
+	Writable       []string  `toml:"writable"`
+	Readable       []string  `toml:"readable"`
+	Memory         any       `toml:"memory"` // "2GiB" or a number of bytes
+	Processes      *int64    `toml:"processes"`
 }
 
 // config is one validated config file, or several merged.
@@ -81,6 +86,7 @@ type sandboxConfig struct {
 	maxOutputBytes *int
 	network        *bool
 	envPassthrough *[]string
+	isolation      isolationConfig
 }
 
 // runtimeSpec is either a preset name or an explicit command.
@@ -282,6 +288,7 @@ func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 		}
 		s.envPassthrough = raw.EnvPassthrough
 	}
+	s.isolation, errs = raw.validateIsolation(errs)
 	return s, errs
 }
 
@@ -358,6 +365,7 @@ func (c *config) merge(local *config) {
 	override(&c.sandbox.maxOutputBytes, local.sandbox.maxOutputBytes)
 	override(&c.sandbox.network, local.sandbox.network)
 	override(&c.sandbox.envPassthrough, local.sandbox.envPassthrough)
+	c.sandbox.isolation.merge(local.sandbox.isolation)
 }
 
 func override[T any](dst **T, src *T) {
@@ -449,5 +457,6 @@ func (s sandboxConfig) resolve() Sandbox {
 	if s.envPassthrough != nil {
 		out.EnvPassthrough = slices.Clone(*s.envPassthrough)
 	}
+	s.isolation.resolve(&out)
 	return out
 }

@@ -191,8 +191,8 @@ func TestLoadSandbox(t *testing.T) {
 				files[localConfigPath] = tt.local
 			}
 			reg := loadRepo(t, files, nil)
-			if !reflect.DeepEqual(reg.Sandbox, tt.want) {
-				t.Errorf("Sandbox = %+v\nwant %+v", reg.Sandbox, tt.want)
+			if want := withIsolationDefaults(tt.want); !reflect.DeepEqual(reg.Sandbox, want) {
+				t.Errorf("Sandbox = %+v\nwant %+v", reg.Sandbox, want)
 			}
 		})
 	}

@@ -43,6 +43,7 @@ func Load(root string, environ []string) (*Registry, error) {
 		config:      cfg.env,
 		passthrough: sandbox.EnvPassthrough,
 	}
+	sandbox.resolvePaths(abs, src.process["HOME"])
 	enabled := cfg.enabled(profile)
 	loaded := loadCapabilities(abs, cfg.layout.CapabilitiesDir, enabled, src)
 	problems = append(problems, loaded.problems...)

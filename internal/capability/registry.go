@@ -169,6 +169,14 @@ type Sandbox struct {
 	MaxOutputBytes int
 	Network        bool
 	EnvPassthrough []string
+	// Filesystem is FilesystemIsolated, or FilesystemHost to leave the
+	// host's filesystem as it is.
+	Filesystem string
+	// Writable and Readable are absolute host paths added to the view.
+	Writable, Readable []string
+	// MemoryBytes and Processes limit a run (processes counts threads).
+	MemoryBytes int64
+	Processes   int
 }
 
 // Defaults of the [sandbox] section.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/isolate"
 )
 
 // Diagnosis is what `omnidev doctor` found out about a repository.
@@ -32,6 +33,13 @@ type Diagnosis struct {
 	// Wrapped lists the MCP servers that enabled capabilities wrap, each
 	// started once to see whether it answers and with how many tools.
 	Wrapped []WrappedServer
+	// Protections lists what contains a run and whether this machine
+	// enforces it; RuntimePaths are the runtime's folders a run sees
+	// read-only. Both are empty when the config or the runtime is missing.
+	Protections  []isolate.Protection
+	RuntimePaths []string
+	// Init is the program runs start in as their first process.
+	Init string
 }
 
 // RuntimeInfo describes the runtime executed code would use.
@@ -80,6 +88,9 @@ func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRe
 	d.Runtime = diagnoseRuntime(ctx, sb, environ)
 	if d.Registry != nil {
 		d.Wrapped = diagnoseServers(ctx, d.Registry, environ, newRelay)
+	}
+	if d.Registry != nil && d.Runtime.Err == nil {
+		d.Protections, d.RuntimePaths, d.Init = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
 	}
 	d.Git = gitState(root)
 	switch st, err := ReadServerStatus(root); {

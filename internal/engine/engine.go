@@ -191,6 +191,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		Timeout:        timeout,
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
+		Isolation:      policy(cfg),
 		Progress:       progress,
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),

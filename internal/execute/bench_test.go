@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -166,4 +167,77 @@ func cpuTime() time.Duration {
 		}
 	}
 	return total
+}
+
+// callGap is the pause between two calls in BenchmarkIsolation: an agent
+// reads a result before it sends the next program, which leaves the
+// executor time to prepare the next run's sandbox (see prepareSpare).
+// all-back-to-back leaves none.
+const callGap = 50 * time.Millisecond
+
+// BenchmarkIsolation measures what isolation adds to a run: the same small
+// program run on the host (Request.Isolation nil) and isolated, back to back
+// in each iteration, from an Executor that has already run once (as a
+// server's has). It reports the medians of both and of their difference,
+// in wall time and in CPU time, for each part of the isolation alone
+// (namespaces: the init and a fresh /proc; filesystem: the view; cgroups:
+// the limits) and for all of it, as omnidev runs programs.
+//
+// The init is omnidev-sandbox, built for the benchmark, as `just build`
+// installs it beside omnidev.
+//
+// Run it with: go test -run '^$' -bench BenchmarkIsolation -benchtime 40x ./internal/execute/
+func BenchmarkIsolation(b *testing.B) {
+	requireBun(b)
+	helper := filepath.Join(b.TempDir(), isolate.HelperName)
+	if out, err := exec.Command("go", "build", "-o", helper, "github.com/omnidev/omnidev/cmd/omnidev-sandbox").CombinedOutput(); err != nil {
+		b.Fatalf("build %s: %v\n%s", isolate.HelperName, err, out)
+	}
+	root := testrepo.Generate(b, 1_000)
+	sb := prepare(b, root)
+	e := New(root, nil)
+	e.iso = isolate.NewWithInit(helper)
+	host := request(sb, "console.log(\"hello\");\n")
+	host.Env = append(host.Env, "HOME="+os.Getenv("HOME"))
+	run := func(req Request) func(*testing.B) {
+		return func(b *testing.B) {
+			res, err := e.Run(b.Context(), req)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("run: %v %+v", err, res)
+			}
+		}
+	}
+	run(host)(b)
+	all := &isolate.Policy{Filesystem: true, MemoryBytes: 2 << 30, Processes: 256}
+	for _, part := range []struct {
+		name   string
+		policy *isolate.Policy
+		gap    time.Duration
+	}{
+		{"namespaces", &isolate.Policy{}, callGap},
+		{"filesystem", &isolate.Policy{Filesystem: true}, callGap},
+		{"cgroups", &isolate.Policy{MemoryBytes: 2 << 30, Processes: 256}, callGap},
+		{"all", all, callGap},
+		{"all-back-to-back", all, 0},
+	} {
+		b.Run(part.name, func(b *testing.B) {
+			isolated := host
+			isolated.Isolation = part.policy
+			run(isolated)(b)
+			var hostD, isoD, diff, cpuDiff []time.Duration
+			for b.Loop() {
+				time.Sleep(part.gap)
+				h, hc := timed(b, run(host))
+				time.Sleep(part.gap)
+				i, ic := timed(b, run(isolated))
+				hostD, isoD, diff, cpuDiff = append(hostD, h), append(isoD, i), append(diff, i-h), append(cpuDiff, ic-hc)
+			}
+			b.ReportMetric(ms(median(hostD)), "host-ms")
+			b.ReportMetric(ms(median(isoD)), "isolated-ms")
+			b.ReportMetric(ms(median(diff)), "isolation-ms")
+			// CPU time (ours and the reaped init's and runtime's) is what
+			// a busy machine does not inflate as it does wall time.
+			b.ReportMetric(ms(median(cpuDiff)), "isolation-cpu-ms")
+		})
+	}
 }

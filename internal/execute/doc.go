@@ -4,10 +4,11 @@
 // worktree.
 //
 // A run is contained: the program gets only the environment it is given,
-// starts in its own process group (and, with the network off, in new user
-// and network namespaces), and on exit, timeout or cancellation the whole
-// group is killed, so nothing it started keeps running. Output is capped per
-// stream, keeping head and tail, in bounded memory. Runs in one repository
+// and starts through internal/isolate under the Request's isolation policy
+// (namespaces, a filesystem view, cgroup limits; nil: a process group on
+// the host). On exit, timeout or cancellation everything it started is
+// killed, so nothing keeps running. Output is capped per stream, keeping
+// head and tail, in bounded memory. Runs in one repository
 // are serialized, across processes too (runlock.go): they share main.ts and
 // the worktree.
 //

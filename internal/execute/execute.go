@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/sandbox"
 )
 
@@ -27,7 +28,7 @@ var (
 	ErrEmptyCode        = errors.New("empty code")
 	ErrCodeTooLarge     = errors.New("code too large")
 	ErrInvalidTimeout   = errors.New("invalid timeout")
-	ErrNetworkIsolation = errors.New("network isolation unavailable")
+	ErrNetworkIsolation = isolate.ErrNetworkIsolation
 )
 
 // Executor runs programs in one repository. Runs are serialized, within
@@ -36,6 +37,7 @@ var (
 // changes files at the same time.
 type Executor struct {
 	root   string
+	iso    *isolate.Isolator
 	logger *slog.Logger
 	// turn holds a token while a run is in progress. A channel rather than
 	// a mutex so that a queued run can give up when its context is done.
@@ -52,6 +54,9 @@ type Executor struct {
 	// exec does, never pays for watching a worktree it will not see again.
 	runs    int
 	tracker *tracker
+	// spare is an isolated run started in advance for the next run (see
+	// prepareSpare); nil when there is none.
+	spare *process
 	// noTrackUntil: after the watcher was found unavailable, runs walk
 	// until then.
 	noTrackUntil time.Time
@@ -69,7 +74,7 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	return &Executor{root: root, logger: logger, turn: make(chan struct{}, 1),
+	return &Executor{root: root, iso: isolate.New(), logger: logger, turn: make(chan struct{}, 1),
 		lock: runLock{path: filepath.Join(root, ".omni", "run.lock")}}
 }
 
@@ -96,6 +101,9 @@ type Request struct {
 	MaxOutputBytes int
 	// Network false runs the program without any network (not even loopback).
 	Network bool
+	// Isolation is what contains the run (namespaces, the filesystem view,
+	// limits); nil runs it on the host in its own process group.
+	Isolation *isolate.Policy
 	// Progress, if set, is called at least every second while the program
 	// runs, never concurrently and never after Run returns. A slow callback
 	// skips reports but does not delay a timeout or cancellation.
@@ -139,6 +147,12 @@ type Result struct {
 	TimedOut   bool      `json:"timed_out"`
 	Cancelled  bool      `json:"cancelled"`
 	Truncated  Truncated `json:"truncated"`
+	// Isolation says what contained the run: "namespaces", with what was
+	// not enforced on this machine, or "none: " and the reason.
+	Isolation string `json:"isolation"`
+	// OutOfMemory is true when the memory limit stopped the program; its
+	// stderr then ends with a line naming the limit.
+	OutOfMemory bool `json:"out_of_memory"`
 }
 
 // Truncated says which streams lost their middle to the output cap.
@@ -188,7 +202,15 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	t0 := time.Now()
-	p, err := start(path, argv(req.Runtime, req.Command, req.Sandbox), e.root, req.Env, req.Network, req.MaxOutputBytes)
+	prog := isolate.Program{
+		Path:    path,
+		Args:    argv(req.Runtime, req.Command, req.Sandbox),
+		Root:    e.root,
+		Dir:     e.root,
+		Env:     req.Env,
+		Network: req.Network,
+	}
+	p, spare, err := e.startRun(prog, req)
 	if err != nil {
 		return nil, err
 	}
@@ -209,16 +231,32 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	e.index = before.index
+	if err := p.run.Ready(); err != nil {
+		p.abort()
+		if !spare {
+			return nil, err
+		}
+		// The run prepared in advance died while it waited: start afresh.
+		if p, _, err = e.startRun(prog, req); err != nil {
+			return nil, err
+		}
+		if err := p.run.Ready(); err != nil {
+			p.abort()
+			return nil, err
+		}
+	}
 	t2 := time.Now()
 	p.release()
 	o := p.wait(ctx, req.Timeout, req.Progress)
 	t3 := time.Now()
 
 	res := &Result{
-		ExitCode:   o.exitCode,
-		DurationMS: o.duration.Milliseconds(),
-		TimedOut:   o.timedOut,
-		Cancelled:  o.cancelled,
+		ExitCode:    o.exitCode,
+		DurationMS:  o.duration.Milliseconds(),
+		TimedOut:    o.timedOut,
+		Cancelled:   o.cancelled,
+		Isolation:   o.isolation,
+		OutOfMemory: o.outOfMemory,
 	}
 	res.Stdout, res.Truncated.Stdout = p.stdout.String()
 	res.Stderr, res.Truncated.Stderr = p.stderr.String()
@@ -240,6 +278,9 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("find what the run changed: %w", err)
 	}
 	e.runs++
+	if req.Isolation != nil {
+		go e.prepareSpare(prog, req.Isolation)
+	}
 	res.setChanges(changes)
 	e.logger.Debug("run finished",
 		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
@@ -251,6 +292,54 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
+// startRun starts prog: in the run prepared in advance when it was set up
+// for the same isolation (spare is then true), else in a new one.
+func (e *Executor) startRun(prog isolate.Program, req Request) (p *process, spare bool, err error) {
+	run, err := e.iso.Prepare(prog, req.Isolation)
+	if err != nil {
+		return nil, false, err
+	}
+	if s := e.spare; s != nil && req.Isolation != nil {
+		e.spare = nil
+		if req.Isolation != nil && s.run.Key() == run.Key() && s.launch(prog, req.MaxOutputBytes) == nil {
+			run.Discard()
+			return s, true, nil
+		}
+		s.abort()
+	}
+	if p, err = spawn(run, prog); err != nil {
+		return nil, false, err
+	}
+	if err := p.launch(prog, req.MaxOutputBytes); err != nil {
+		p.abort()
+		return nil, false, err
+	}
+	return p, false, nil
+}
+
+// prepareSpare starts, while nobody waits, the isolated run the next run
+// will most likely need: its init creates the namespaces, the view and the
+// cgroups, then waits; the next run with the same isolation only has its
+// program launched there. An isolated run costs several milliseconds of
+// process start and setup, which this takes off the call's path.
+func (e *Executor) prepareSpare(prog isolate.Program, policy *isolate.Policy) {
+	e.turn <- struct{}{}
+	defer func() { <-e.turn }()
+	if e.closed || e.spare != nil {
+		return
+	}
+	run, err := e.iso.Prepare(prog, policy)
+	if err != nil {
+		return
+	}
+	p, err := spawn(run, prog)
+	if err != nil {
+		e.logger.Debug("cannot prepare the next run's sandbox", "err", err)
+		return
+	}
+	e.spare = p
+}
+
 // Close stops keeping track of the worktree between runs (it releases the
 // inotify instance and the baseline). It waits for a run in progress.
 // Runs after Close still work, walking the worktree before and after.
@@ -259,6 +348,10 @@ func (e *Executor) Close() error {
 	defer func() { <-e.turn }()
 	e.closed = true
 	e.stopTracking(nil)
+	if e.spare != nil {
+		e.spare.abort()
+		e.spare = nil
+	}
 	return nil
 }
 

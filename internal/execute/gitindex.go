@@ -99,7 +99,7 @@ func readIndex(r repository, cached *gitIndex, logger *slog.Logger) *gitIndex {
 	if st, ok := r.repo.Storer.(*filesystem.Storage); ok {
 		if fi, err := st.Filesystem().Stat("index"); err == nil {
 			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-				key = fileStat{size: sys.Size, mtime: sys.Mtim.Nano(), ctime: sys.Ctim.Nano(), ino: sys.Ino, mode: sys.Mode}
+				key = fileStatOfSys(sys)
 			}
 		}
 	}

@@ -2,16 +2,15 @@ package execute
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+
+	"github.com/omnidev/omnidev/internal/isolate"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -37,119 +36,105 @@ const (
 // while the worktree is recorded, and the program cannot touch a file
 // before that record is complete; release opens the gate.
 type process struct {
+	run            *isolate.Run
 	cmd            *exec.Cmd
 	stdout, stderr *capture
 	pipes          [2]*os.File // read ends
 	readers        chan struct{}
+	reading        bool     // the readers were started (launch)
 	gate           *os.File // write end of the program's stdin
 	released       time.Time
 }
 
 // outcome is how a program ended.
 type outcome struct {
-	exitCode  int
-	timedOut  bool
-	cancelled bool
-	duration  time.Duration
+	isolation   string
+	outOfMemory bool
+	exitCode    int
+	timedOut    bool
+	cancelled   bool
+	duration    time.Duration
 }
 
-// start starts path with args in dir, with exactly env, in a new process
-// group (and new user and network namespaces when network is false), held
-// at the gate until release.
-func start(path string, args []string, dir string, env []string, network bool, maxOutput int) (*process, error) {
-	if env == nil {
-		// exec.Cmd reads a nil Env as "inherit the server's environment".
-		env = []string{}
+// start starts prog under policy (see isolate.Isolator.Prepare), held at
+// the gate until release.
+func start(iso *isolate.Isolator, prog isolate.Program, policy *isolate.Policy, maxOutput int) (*process, error) {
+	run, err := iso.Prepare(prog, policy)
+	if err != nil {
+		return nil, err
 	}
-	cmd := &exec.Cmd{
-		Path: path,
-		Args: append([]string{path}, args...),
-		Dir:  dir,
-		Env:  env,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid: true,
-			// A last resort should the server die without cleaning up (the
-			// group kill in wait is what normally ends everything). The
-			// kernel sends it when the thread that forked exits; Go only
-			// retires a thread when a goroutine locked to it exits, which
-			// nothing in this process does.
-			Pdeathsig: syscall.SIGKILL,
-		},
+	p, err := spawn(run, prog)
+	if err != nil {
+		return nil, err
 	}
-	if !network {
-		isolateNetwork(cmd.SysProcAttr)
+	if err := p.launch(prog, maxOutput); err != nil {
+		p.abort()
+		return nil, err
 	}
-	p := &process{
-		cmd:     cmd,
-		stdout:  newCapture(maxOutput),
-		stderr:  newCapture(maxOutput),
-		readers: make(chan struct{}, 2),
-	}
+	return p, nil
+}
+
+// spawn starts a prepared run with the pipes of its standard streams. An
+// isolated run's init then sets up and waits for launch; any other run is
+// the program itself, held at the gate.
+func spawn(run *isolate.Run, prog isolate.Program) (*process, error) {
+	p := &process{run: run, readers: make(chan struct{}, 2)}
 	// Our own pipes, not cmd.StdoutPipe: exec.Cmd.Wait would wait for every
 	// holder of the write ends (a grandchild left in the background), while
 	// we want to reap the program, kill its group and then drain.
 	var childEnds [3]*os.File // stdin, stdout, stderr
 	r, w, err := os.Pipe()
 	if err != nil {
+		run.Discard()
 		return nil, fmt.Errorf("create input pipe: %w", err)
 	}
 	p.gate, childEnds[0] = w, r
 	for i := range p.pipes {
 		r, w, err := os.Pipe()
 		if err != nil {
+			run.Discard()
 			p.closePipes(childEnds[:i+1])
 			return nil, fmt.Errorf("create output pipe: %w", err)
 		}
 		p.pipes[i], childEnds[i+1] = r, w
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
-	err = cmd.Start()
+	err = p.startCmd(childEnds)
+	if fallback, ok := run.Fallback(prog, err); err != nil && ok {
+		p.run = fallback
+		err = p.startCmd(childEnds)
+	}
 	// The child holds its own copies; ours would keep the pipes open forever.
 	for _, f := range childEnds {
 		f.Close()
 	}
 	if err != nil {
 		p.closePipes(nil)
-		if !network && isNamespaceRefusal(err) {
-			return nil, fmt.Errorf("%w: the kernel refused to create user and network namespaces (%v); "+
-				"allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later "+
-				"kernel.apparmor_restrict_unprivileged_userns=0) or set network = true in [sandbox]", ErrNetworkIsolation, err)
-		}
-		return nil, fmt.Errorf("start %s: %w", path, err)
+		return nil, p.run.StartError(prog, err)
 	}
-	go p.read(p.pipes[0], p.stdout)
-	go p.read(p.pipes[1], p.stderr)
+	p.cmd = p.run.Cmd()
+	if err := p.run.Started(); err != nil {
+		p.abort()
+		return nil, err
+	}
 	return p, nil
 }
 
-// isolateNetwork puts the program in new user and network namespaces. The
-// network namespace has only a loopback interface, down, so every connection
-// fails at once (ENETUNREACH) - 127.0.0.1 included, which would otherwise
-// reach services on the host. The user namespace is what lets an
-// unprivileged server create the network one; mapping our own ids keeps
-// file ownership and permissions as they are outside.
-func isolateNetwork(attr *syscall.SysProcAttr) {
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-	// Writing gid_map unprivileged requires setgroups to be denied.
-	attr.GidMappingsEnableSetgroups = false
+// launch starts prog in a spawned run and reads its output from now on.
+func (p *process) launch(prog isolate.Program, maxOutput int) error {
+	if err := p.run.Launch(prog); err != nil {
+		return err
+	}
+	p.stdout, p.stderr = newCapture(maxOutput), newCapture(maxOutput)
+	p.reading = true
+	go p.read(p.pipes[0], p.stdout)
+	go p.read(p.pipes[1], p.stderr)
+	return nil
 }
 
-// isNamespaceRefusal reports whether a start error is the kernel refusing
-// the namespaces: EPERM or EACCES when unprivileged user namespaces are
-// disabled or restricted (AppArmor, SELinux), ENOSPC or EUSERS when a
-// namespace quota is reached, EINVAL or ENOSYS when the kernel lacks them.
-// A missing program (ENOENT) is not one; a program that cannot be executed
-// would also give EACCES, but Run only starts what LookupRuntime found
-// executable.
-func isNamespaceRefusal(err error) bool {
-	for _, errno := range []error{syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EUSERS, syscall.EINVAL, syscall.ENOSYS} {
-		if errors.Is(err, errno) {
-			return true
-		}
-	}
-	return false
+func (p *process) startCmd(childEnds [3]*os.File) error {
+	cmd := p.run.Cmd()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
+	return cmd.Start()
 }
 
 // read copies one pipe into its capture until EOF or until wait sets a
@@ -183,9 +168,10 @@ func (p *process) release() {
 
 // abort kills a program that was never released and releases everything.
 func (p *process) abort() {
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.run.Kill()
 	p.cmd.Wait()
 	p.drain()
+	p.run.Finish()
 }
 
 // wait supervises the released program until it exits: it stops the
@@ -222,7 +208,7 @@ func (p *process) wait(ctx context.Context, timeout time.Duration, progress func
 	var grace <-chan time.Time
 	done := ctx.Done()
 	stop := func() {
-		syscall.Kill(-pid, syscall.SIGTERM)
+		p.run.Signal(syscall.SIGTERM)
 		grace = time.After(killGrace)
 		deadline.Stop()
 		done = nil
@@ -239,7 +225,7 @@ wait:
 			o.cancelled = true
 			stop()
 		case <-grace:
-			syscall.Kill(-pid, syscall.SIGKILL)
+			p.run.Kill()
 			grace = nil
 		case <-ticker.C:
 			select {
@@ -251,9 +237,14 @@ wait:
 	o.duration = time.Since(p.released)
 	// The leader has exited but is not reaped yet, so its pid - the group's
 	// id - cannot be reused: killing the group now cannot hit a stranger.
-	syscall.Kill(-pid, syscall.SIGKILL)
+	p.run.Kill()
 	p.cmd.Wait()
 	p.drain()
+	rep := p.run.Finish()
+	o.isolation, o.outOfMemory = rep.Isolation, rep.OutOfMemory
+	if rep.Notice != "" {
+		p.stderr.Write([]byte("\n" + rep.Notice + "\n"))
+	}
 	// No report may arrive after the run: wait for the one in flight.
 	close(reports)
 	delivering.Wait()
@@ -271,21 +262,14 @@ wait:
 	return o
 }
 
-// waitExited blocks until the process pid has exited, without reaping it.
-func waitExited(pid int) {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
-}
-
 // drain waits for both readers to reach the end of their pipes, which
 // happens as soon as every process holding a write end is gone; a holder
 // outside the killed group gets pipeDrainTimeout.
 func (p *process) drain() {
+	if !p.reading {
+		p.closePipes(nil)
+		return
+	}
 	timeout := time.After(pipeDrainTimeout)
 	for pending := len(p.pipes); pending > 0; pending-- {
 		select {

@@ -261,7 +261,7 @@ func (k *tracker) close() {
 func (k *tracker) collect() (*touched, error) {
 	c := &touched{files: make(map[string]struct{})}
 	err := k.in.drain(func(ev inotifyEvent) {
-		if ev.mask&unix.IN_Q_OVERFLOW != 0 {
+		if ev.mask&inQOverflow != 0 {
 			c.full = "the inotify event queue overflowed"
 			return
 		}
@@ -269,7 +269,7 @@ func (k *tracker) collect() (*touched, error) {
 		if !ok {
 			return // a watch dropped since (its folder moved or removed)
 		}
-		if ev.mask&unix.IN_IGNORED != 0 {
+		if ev.mask&inIgnored != 0 {
 			delete(k.wds, ev.wd)
 			if d, ok := k.dirs[dir]; ok && d.wd == ev.wd {
 				delete(k.dirs, dir)
@@ -277,13 +277,13 @@ func (k *tracker) collect() (*touched, error) {
 			return
 		}
 		if ev.name == "" {
-			if dir == "" && ev.mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
+			if dir == "" && ev.mask&(inDeleteSelf|inMoveSelf) != 0 {
 				c.full = "the root folder was moved or removed"
 			}
 			return // the folder's parent reports the rest
 		}
 		rel := joinRel(dir, ev.name)
-		const entryChanged = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO
+		const entryChanged = inCreate | inDelete | inMovedFrom | inMovedTo
 		switch {
 		case dir == "" && ev.name == ".omni":
 			return
@@ -296,14 +296,14 @@ func (k *tracker) collect() (*touched, error) {
 			c.full = "ignore rules changed in " + rel
 			return
 		}
-		if ev.mask&unix.IN_ISDIR != 0 {
+		if ev.mask&inIsDir != 0 {
 			switch {
-			case ev.mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+			case ev.mask&(inCreate|inMovedTo) != 0:
 				if _, ok := k.dirs[rel]; ok {
 					c.goneDirs = append(c.goneDirs, rel) // replaced
 				}
 				c.newDirs = append(c.newDirs, rel)
-			case ev.mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0:
+			case ev.mask&(inDelete|inMovedFrom) != 0:
 				c.goneDirs = append(c.goneDirs, rel)
 			}
 			return

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -23,13 +25,19 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The in-process engines start isolated programs through this binary.
+	if isolate.IsInit(os.Args) {
+		os.Exit(isolate.Init())
+	}
 	dir, err := os.MkdirTemp("", "omnidev-e2e-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "omnidev")
-	build := exec.Command("go", "build", "-o", binary, "github.com/omnidev/omnidev/cmd/omnidev")
+	// omnidev-sandbox beside omnidev, as `just build` installs it: runs
+	// start it as their init.
+	build := exec.Command("go", "build", "-o", dir, "github.com/omnidev/omnidev/cmd/omnidev", "github.com/omnidev/omnidev/cmd/omnidev-sandbox")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build omnidev:", err)
@@ -347,19 +355,22 @@ export async function main() {
 }
 
 // startHanging calls omni_execute through cs with a program that starts a
-// `sleep 60` child, records the child's pid, then waits forever. It returns
-// the child's pid once recorded and a channel that gets the call's error
-// when the call returns. Tests use it to check that nothing a run started
-// outlives the run. A call that returns before the child is recorded (a
+// `sleep` child, records that it did, then waits forever. It returns the
+// child's pid as the host sees it (the program sees another one, from
+// inside its PID namespace) and a channel that gets the call's error when
+// the call returns. Tests use it to check that nothing a run started
+// outlives the run. A call that returns before the child is running (a
 // tool or protocol error) fails the test at once, with what it returned.
 func startHanging(t testing.TB, ctx context.Context, cs *mcp.ClientSession, root string) (child int, done <-chan error) {
 	t.Helper()
-	pidFile := filepath.Join(root, "child.pid")
+	startedFile := filepath.Join(root, "child.started")
+	// A duration no other process uses names the child among the host's.
+	marker := fmt.Sprintf("600.%09d", time.Now().UnixNano()%1e9)
 	code := fmt.Sprintf(`import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-const child = spawn("sleep", ["60"], { stdio: "ignore" });
+const child = spawn("sleep", [%q], { stdio: "ignore" });
 writeFileSync(%q, String(child.pid));
-await new Promise(() => {});`, pidFile)
+await new Promise(() => {});`, marker, startedFile)
 	type call struct {
 		res *mcp.CallToolResult
 		err error
@@ -373,9 +384,14 @@ await new Promise(() => {});`, pidFile)
 	}()
 	deadline := time.After(20 * time.Second)
 	for {
-		if data, err := os.ReadFile(pidFile); err == nil {
-			if _, err := fmt.Sscan(string(data), &child); err == nil {
-				return child, errs
+		if data, err := os.ReadFile(startedFile); err == nil {
+			if runtime.GOOS != "linux" {
+				// No PID namespace there: the program's pid is the host's.
+				if _, err := fmt.Sscan(string(data), &child); err == nil {
+					return child, errs
+				}
+			} else if pids := processesRunning("sleep", marker); len(pids) == 1 {
+				return pids[0], errs
 			}
 		}
 		select {
@@ -390,6 +406,24 @@ await new Promise(() => {});`, pidFile)
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
+}
+
+// processesRunning returns the host pids of the processes whose command
+// line is exactly argv.
+func processesRunning(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(data) == want {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestEndToEndCancel checks that cancelling a call through the client kills

@@ -115,3 +115,16 @@ func (n *inotify) drain(f func(inotifyEvent)) error {
 func (n *inotify) close() error {
 	return unix.Close(n.fd)
 }
+
+// The inotify event bits the tracker reads.
+const (
+	inQOverflow  = unix.IN_Q_OVERFLOW
+	inIgnored    = unix.IN_IGNORED
+	inDeleteSelf = unix.IN_DELETE_SELF
+	inMoveSelf   = unix.IN_MOVE_SELF
+	inCreate     = unix.IN_CREATE
+	inDelete     = unix.IN_DELETE
+	inMovedFrom  = unix.IN_MOVED_FROM
+	inMovedTo    = unix.IN_MOVED_TO
+	inIsDir      = unix.IN_ISDIR
+)

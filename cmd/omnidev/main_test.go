@@ -1,0 +1,17 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/omnidev/omnidev/internal/isolate"
+)
+
+// TestMain lets the test binary serve as the sandbox's init, as main does:
+// the commands run in-process here start isolated programs.
+func TestMain(m *testing.M) {
+	if isolate.IsInit(os.Args) {
+		os.Exit(isolate.Init())
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,37 @@
+package isolate
+
+import "testing"
+
+func TestProtections(t *testing.T) {
+	p := &Policy{Filesystem: true, MemoryBytes: 2 << 30, Processes: 256}
+	tests := []struct {
+		name      string
+		isolation string
+		network   bool
+		policy    *Policy
+		want      map[string]string // name -> state
+	}{
+		{"all enforced, network off", "namespaces", false, p,
+			map[string]string{"filesystem": Enforced, "processes": Enforced, "/proc": Enforced, "network off": Enforced, "memory limit": Enforced, "processes limit": Enforced}},
+		{"network on", "namespaces", true, p, map[string]string{"network off": Off}},
+		{"filesystem host", "namespaces; not enforced: filesystem ([sandbox] filesystem = \"host\")", true, &Policy{MemoryBytes: 1 << 30, Processes: 64},
+			map[string]string{"filesystem": Off, "processes": Enforced}},
+		{"no cgroups", "namespaces; not enforced: memory limit (no cgroup); processes limit (cgroup v1 pids is read-only)", true, p,
+			map[string]string{"memory limit": NotEnforced, "processes limit": NotEnforced, "processes": Enforced}},
+		{"no namespaces", "none: darwin has no namespaces", true, p,
+			map[string]string{"filesystem": NotEnforced, "/proc": NotEnforced, "memory limit": NotEnforced}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]Protection{}
+			for _, pr := range protections(tt.isolation, tt.network, tt.policy) {
+				got[pr.Name] = pr
+			}
+			for name, state := range tt.want {
+				if got[name].State != state {
+					t.Errorf("%s: %+v, want %s", name, got[name], state)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package isolate
+
+import (
+	"errors"
+	"strings"
+)
+
+// InitArg, as the first argument of omnidev's own binary, makes it the
+// sandbox's init (see Init). A main or a TestMain calls Init before it
+// parses anything when IsInit says so.
+const InitArg = "__omnidev_sandbox"
+
+// IsInit reports whether a process started with args (os.Args) is the
+// sandbox's init.
+func IsInit(args []string) bool { return len(args) > 1 && args[1] == InitArg }
+
+// HelperName is the small binary New looks for beside the running one to
+// serve as the init; see cmd/omnidev-sandbox.
+const HelperName = "omnidev-sandbox"
+
+// ErrNetworkIsolation is returned when a program must run without network
+// and the kernel refuses the namespaces that would cut it off.
+var ErrNetworkIsolation = errors.New("network isolation unavailable")
+
+// Policy is what a run may do. A nil *Policy runs the program on the host,
+// in its own process group only.
+type Policy struct {
+	// Filesystem false leaves the host's filesystem as it is ([sandbox]
+	// filesystem = "host"); the other protections stay.
+	Filesystem bool
+	// Writable and Readable are absolute host paths added to the view, the
+	// first writable, the second read-only. Missing paths are skipped.
+	Writable, Readable []string
+	// MemoryBytes and Processes are cgroup limits; 0 means none.
+	MemoryBytes int64
+	Processes   int
+	// MemoryNotice is the line a run stopped by the memory limit gets on
+	// stderr: it names the limit and the setting that raises it.
+	MemoryNotice string
+	// ProcessesNotice is the line a run that reached the processes limit
+	// gets on stderr.
+	ProcessesNotice string
+}
+
+// Program is what to run.
+type Program struct {
+	// Path is the absolute path of the runtime; Args follow it.
+	Path string
+	Args []string
+	// Root is the repository root, writable in the view except for the
+	// folders ReadOnlyIn names; Dir is where the program starts.
+	Root string
+	Dir  string
+	// Env is the program's whole environment ("NAME=value").
+	Env []string
+	// Network false runs the program without any network, loopback
+	// included.
+	Network bool
+}
+
+// Report is how a finished run was contained.
+type Report struct {
+	// Isolation says in a few words what contained the run: "namespaces",
+	// "namespaces; not enforced: memory limit (...)", or "none: <reason>".
+	Isolation string
+	// OutOfMemory is true when the memory limit stopped the program.
+	OutOfMemory bool
+	// Notice, when set, is a line for the program's stderr (the memory
+	// limit that stopped it, and the setting that raises it).
+	Notice string
+}
+
+// Protection is one thing the sandbox guards, for doctor.
+type Protection struct {
+	Name string
+	// State is Enforced, NotEnforced or Off.
+	State string
+	// Detail says how, or why not and what would change that.
+	Detail string
+}
+
+// isolation renders the Report.Isolation of a run in namespaces.
+func isolation(notEnforced []string) string {
+	if len(notEnforced) == 0 {
+		return "namespaces"
+	}
+	return "namespaces; not enforced: " + strings.Join(notEnforced, "; ")
+}

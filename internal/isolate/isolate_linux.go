@@ -1,0 +1,418 @@
+//go:build linux
+
+package isolate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Isolator starts runs. It learns about the host once (the secret files to
+// hide, the cgroups it may use). Safe for concurrent use.
+type Isolator struct {
+	// init is the program started as the namespaces' first process.
+	init    string
+	once    sync.Once
+	masks   []string
+	cgroups cgroupHost
+}
+
+// New returns an Isolator whose init is HelperName when it is installed
+// beside the running binary, else the running binary itself.
+func New() *Isolator {
+	iso := &Isolator{init: "/proc/self/exe"}
+	if self, err := os.Executable(); err == nil {
+		helper := filepath.Join(filepath.Dir(self), HelperName)
+		if fi, err := os.Stat(helper); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			iso.init = helper
+		}
+	}
+	return iso
+}
+
+// NewWithInit returns an Isolator whose init is the program at path, which
+// must call Init when IsInit says so.
+func NewWithInit(path string) *Isolator { return &Isolator{init: path} }
+
+// InitPath returns the path of the program started as the init.
+func (iso *Isolator) InitPath() string { return iso.init }
+
+func (iso *Isolator) learn() {
+	iso.once.Do(func() {
+		iso.masks = secretPaths()
+		iso.cgroups = findCgroups()
+	})
+}
+
+// initSpec is what the parent tells the init first, as JSON on fd 3: what
+// to set up. The init does so at once, then waits for a launchSpec.
+type initSpec struct {
+	// View is nil with filesystem = "host": only /proc is replaced.
+	View *view `json:"view,omitempty"`
+}
+
+// launchSpec is the second JSON value on fd 3: the program to start.
+type launchSpec struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
+}
+
+// The init's extra descriptors.
+const (
+	specFD   = 3 // the spec, then held open by the parent until Ready
+	statusFD = 4 // statusReady once the runtime started; else an error
+)
+
+// statusReady is all the init writes on its status descriptor when the
+// runtime started: an init that died before says nothing, which is then
+// not mistaken for success.
+const statusReady = "ready"
+
+// Run is one program being started or run. Its methods are called by one
+// goroutine at a time, in order: Prepare, the caller's cmd.Start, Started,
+// Launch (at once, or later for a run prepared in advance), Ready, Signal
+// and Kill any number of times, Finish. Discard instead of starting.
+type Run struct {
+	iso      *Isolator
+	cmd      *exec.Cmd
+	policy   *Policy
+	isolated bool
+	// reason says why a run is not isolated.
+	reason string
+	spec   []byte
+	key    string
+	// inherits: the init was in the run's cgroups before it started the
+	// runtime, which is then in them too.
+	inherits bool
+	// specW is held until Ready: the init reads its hang-up as the
+	// parent's death.
+	specW, statusR *os.File
+	childEnds      []*os.File
+	cg             *cgroup
+	notEnforced    []string
+	// joined is closed once the init is in the run's cgroups; cg and
+	// notEnforced are read after it.
+	joined chan struct{}
+	mntNS  *os.File
+}
+
+// Prepare returns the run of prog under p (nil p: on the host, which the
+// report says). The caller sets the command's standard streams, starts it
+// and calls Started.
+func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
+	if p == nil {
+		return hostRun(prog, "isolation is off"), nil
+	}
+	iso.learn()
+	var spec initSpec
+	r := &Run{iso: iso, policy: p, isolated: true}
+	if p.Filesystem {
+		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", StateDir, err)
+		}
+		v := planView(prog, p, iso.masks, RuntimePaths(prog.Path, prog.Env))
+		spec.View = &v
+	} else {
+		r.notEnforced = append(r.notEnforced, `filesystem ([sandbox] filesystem = "host")`)
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encode sandbox spec: %w", err)
+	}
+	r.spec = data
+	// Everything the init sets up before it knows the program: a run
+	// prepared in advance serves a later one with the same key.
+	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", data, prog.Network, p.MemoryBytes, p.Processes)
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox pipe: %w", err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, fmt.Errorf("create sandbox pipe: %w", err)
+	}
+	r.specW, r.statusR, r.childEnds = specW, statusR, []*os.File{specR, statusW}
+
+	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if !prog.Network {
+		flags |= syscall.CLONE_NEWNET
+	}
+	r.cmd = &exec.Cmd{
+		// Without the helper, /proc/self/exe rather than a path: it still
+		// works when the binary was replaced on disk since the server started.
+		Path: iso.init,
+		Args: []string{"omnidev", InitArg},
+		Dir:  "/",
+		// The program's environment comes with the launch spec.
+		Env:        []string{},
+		ExtraFiles: r.childEnds,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:    true,
+			Cloneflags: uintptr(flags),
+			// Our own ids, so files keep their owners and permissions. The
+			// init gets the capabilities it needs to mount as ambient ones
+			// and drops every capability before it starts the runtime.
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			AmbientCaps:                []uintptr{capSysAdmin, capSetpcap},
+			// No Pdeathsig here: Go's child checks its parent's pid after
+			// setting it, and in a new PID namespace that pid reads as 0,
+			// so the child would kill itself. The init sets it first thing.
+		},
+	}
+	return r, nil
+}
+
+// Linux capability numbers (linux/capability.h).
+const (
+	capSetpcap  = 8
+	capSysAdmin = 21
+)
+
+// hostRun runs prog in its own process group on the host, or, with the
+// network off, in new user and network namespaces.
+func hostRun(prog Program, reason string) *Run {
+	env := prog.Env
+	if env == nil {
+		// exec.Cmd reads a nil Env as "inherit the server's environment".
+		env = []string{}
+	}
+	r := &Run{reason: reason}
+	r.cmd = &exec.Cmd{
+		Path: prog.Path,
+		Args: append([]string{prog.Path}, prog.Args...),
+		Dir:  prog.Dir,
+		Env:  env,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid: true,
+			// A last resort should the server die without cleaning up: the
+			// kernel sends it when the thread that forked exits; Go only
+			// retires a thread when a goroutine locked to it exits, which
+			// nothing in the server does.
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if !prog.Network {
+		// The network namespace has only a loopback interface, down, so
+		// every connection fails at once, 127.0.0.1 included. The user
+		// namespace is what lets an unprivileged server create it.
+		a := r.cmd.SysProcAttr
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return r
+}
+
+// Discard releases a run that was never started.
+func (r *Run) Discard() { r.closeAll() }
+
+// Cmd returns the command to start.
+func (r *Run) Cmd() *exec.Cmd { return r.cmd }
+
+// Fallback returns the run to start instead when starting r failed with
+// err because the kernel refused the namespaces: the same program on the
+// host, its report saying why. ok is false when there is none: the run
+// was not isolated anyway, or the network must be off, which only a
+// namespace does.
+func (r *Run) Fallback(prog Program, err error) (*Run, bool) {
+	if !r.isolated || !isNamespaceRefusal(err) {
+		return nil, false
+	}
+	r.closeAll()
+	if !prog.Network {
+		return nil, false
+	}
+	return hostRun(prog, fmt.Sprintf("the kernel refused to create namespaces (%v); allow unprivileged user namespaces "+
+		"(sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later kernel.apparmor_restrict_unprivileged_userns=0)", err)), true
+}
+
+// StartError turns a failed start into the error to return.
+func (r *Run) StartError(prog Program, err error) error {
+	r.closeAll()
+	if !prog.Network && isNamespaceRefusal(err) {
+		return fmt.Errorf("%w: the kernel refused to create user and network namespaces (%v); "+
+			"allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later "+
+			"kernel.apparmor_restrict_unprivileged_userns=0) or set network = true in [sandbox]", ErrNetworkIsolation, err)
+	}
+	return fmt.Errorf("start %s: %w", prog.Path, err)
+}
+
+// isNamespaceRefusal reports whether a start error is the kernel refusing
+// the namespaces: EPERM or EACCES when unprivileged user namespaces are
+// disabled or restricted (AppArmor, SELinux), ENOSPC or EUSERS when a
+// namespace quota is reached, EINVAL or ENOSYS when the kernel lacks them.
+// A missing program (ENOENT) is not one.
+func isNamespaceRefusal(err error) bool {
+	for _, errno := range []error{syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EUSERS, syscall.EINVAL, syscall.ENOSYS} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// Started is called once the command started: it hands the init its spec
+// and, meanwhile, puts it in the run's cgroups. Moving a process between
+// cgroups waits for an RCU grace period (milliseconds, more on a busy
+// machine), so it proceeds while the init sets up and the runtime boots;
+// Ready waits for it.
+func (r *Run) Started() error {
+	for _, f := range r.childEnds {
+		f.Close()
+	}
+	r.childEnds = nil
+	if !r.isolated {
+		return nil
+	}
+	pid := r.cmd.Process.Pid
+	// Held until Finish, then closed off the run's path: the last
+	// reference to a mount namespace tears it down, which waits for RCU.
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
+		r.mntNS = f
+	}
+	r.joined = make(chan struct{})
+	go func() {
+		defer close(r.joined)
+		r.cg, r.notEnforced = r.iso.cgroups.join(pid, r.policy, r.notEnforced)
+	}()
+	if _, err := r.specW.Write(r.spec); err != nil {
+		return fmt.Errorf("hand the sandbox its spec: %w", err)
+	}
+	return nil
+}
+
+// Key names what the init sets up before Launch: two runs with the same
+// key differ only in the program, so a run started in advance can serve.
+func (r *Run) Key() string { return r.key }
+
+// Launch tells the init which program to start. Until then it waits, its
+// namespaces, view and cgroups ready.
+func (r *Run) Launch(prog Program) error {
+	if !r.isolated {
+		return nil
+	}
+	select {
+	case <-r.joined:
+		r.inherits = true
+	default:
+	}
+	data, err := json.Marshal(launchSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir, Env: prog.Env})
+	if err != nil {
+		return fmt.Errorf("encode the program to launch: %w", err)
+	}
+	if _, err := r.specW.Write(data); err != nil {
+		return fmt.Errorf("hand the sandbox its program: %w", err)
+	}
+	return nil
+}
+
+// Ready waits until the init has set the sandbox up and started the
+// runtime, and until both are in the run's cgroups. The runtime is held at
+// its gate meanwhile and starts nothing. An error means the run must be
+// aborted: nothing runs with less isolation than was asked for.
+func (r *Run) Ready() error {
+	if !r.isolated {
+		return nil
+	}
+	msg, err := io.ReadAll(r.statusR)
+	r.statusR.Close()
+	r.specW.Close()
+	r.statusR, r.specW = nil, nil
+	switch {
+	case err != nil:
+		return fmt.Errorf("set up the sandbox: %w", err)
+	case len(msg) == 0:
+		return errors.New("set up the sandbox: its init exited before starting the runtime")
+	case string(msg) != statusReady:
+		return fmt.Errorf("set up the sandbox: %s; set [sandbox] filesystem = \"host\" if the filesystem part cannot work on this machine", strings.TrimSpace(string(msg)))
+	}
+	<-r.joined
+	if r.cg != nil && len(r.cg.dirs) > 0 && !r.inherits {
+		// The runtime was started before the init joined, or after: in
+		// the first case it must join by itself.
+		pid := r.cmd.Process.Pid
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if err != nil {
+			return fmt.Errorf("find the runtime's process: %w", err)
+		}
+		for _, child := range strings.Fields(string(data)) {
+			if err := r.cg.add(child); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Signal asks the whole program to stop. In namespaces the init forwards
+// it to every process there, setsid ones included; on the host it goes to
+// the process group.
+func (r *Run) Signal(sig syscall.Signal) {
+	if r.isolated {
+		syscall.Kill(r.cmd.Process.Pid, sig)
+		return
+	}
+	syscall.Kill(-r.cmd.Process.Pid, sig)
+}
+
+// Kill ends everything: in namespaces, the init's death takes the whole
+// PID namespace with it; on the host, the process group is killed. Call it
+// before reaping the command, so the group's id cannot have been reused.
+func (r *Run) Kill() {
+	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Finish is called after the command was reaped: it reports how the run
+// was contained and whether the memory limit stopped it, and removes the
+// run's cgroups.
+func (r *Run) Finish() Report {
+	r.closeAll()
+	if r.joined != nil {
+		<-r.joined
+	}
+	if r.mntNS != nil {
+		go r.mntNS.Close()
+	}
+	if !r.isolated {
+		return Report{Isolation: "none: " + r.reason}
+	}
+	rep := Report{Isolation: isolation(r.notEnforced)}
+	if r.cg != nil {
+		rep.OutOfMemory = r.cg.oomKilled()
+		var notices []string
+		if rep.OutOfMemory {
+			notices = append(notices, r.policy.MemoryNotice)
+		}
+		if r.cg.pidsMaxed() {
+			notices = append(notices, r.policy.ProcessesNotice)
+		}
+		rep.Notice = strings.Join(notices, "\n")
+		// Off the run's path: the kernel may take a moment to let go.
+		go r.cg.remove()
+	}
+	return rep
+}
+
+func (r *Run) closeAll() {
+	for _, f := range append(r.childEnds, r.specW, r.statusR) {
+		if f != nil {
+			f.Close()
+		}
+	}
+	r.childEnds, r.specW, r.statusR = nil, nil, nil
+}
