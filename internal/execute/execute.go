@@ -148,6 +148,9 @@ type Request struct {
 type Progress struct {
 	Elapsed                  time.Duration
 	StdoutBytes, StderrBytes int64
+	// Message, when set, is a wrapped MCP tool's progress message,
+	// forwarded by the engine rather than measured by Run.
+	Message string
 }
 
 // Result is what a run did. A program that failed is a normal Result with a

@@ -8,15 +8,39 @@
 // content hash of every document inside it, written in the same batch as
 // the documents. A restart with unchanged capabilities reopens it without
 // indexing anything again, and a reload (Update) rewrites only the documents
-// that changed, in one batch.
+// that changed, in one batch (a build from nothing goes in several, which
+// keeps bleve's in-memory segments small).
 //
-// A search reads one snapshot of the index in two steps: the first scores
-// every matching document from the postings alone, with bleve's TF-IDF
-// computed by this package (score.go; bleve's searchers gave the same
-// scores at twice the cost), the second reads term locations for the
-// returned page only, to cut highlighted snippets. The text is taken from
-// the registry the index was last brought up to date with, and from the
-// snapshot only when an Update wrote the index while the search began.
+// Searches are bleve's own: the query's words become bleve term, phrase,
+// disjunction, conjunction and boolean queries with per-field boosts
+// (plan.go), and bleve scores, ranks and counts the hits. Every text field
+// holds each word as written and its stem, and code identifiers whole and
+// split into their parts (analysis.go), so that a word matches its other
+// forms, its exact form ranks first, and typos and prefixes are matched
+// against words as people write them. A search runs in two passes: the
+// first ranks without term locations, the second reads the locations of
+// the returned page only, to cut highlighted snippets and say which words
+// a typo or a prefix matched. The text is taken from the registry the
+// index was last brought up to date with, and from the index only when an
+// Update wrote it while the search ran.
+//
+// Two pieces are this package's own, both through bleve's index reader
+// API (no assertion on scorch's types):
+//   - expand.go looks the longer words a word starts and the words one
+//     typo away up once per search in the term dictionaries, and searches
+//     them as term queries, where bleve's prefix and fuzzy queries build a
+//     Levenshtein automaton per field and search every longer word, also
+//     those that the word's stem already matches;
+//   - locate.go reads the returned page's term locations from the postings
+//     of the terms the query may have matched, where bleve's way is to run
+//     the whole query again, with locations, in conjunction with the page's
+//     ids.
+//
+// BenchmarkSearch (captest, 2,120 documents, limit 10) measures both ways
+// in one run: with bleve's queries for both steps p50 6.2 ms, p99 58 ms;
+// with these pieces p50 1.3 ms, p99 8.8 ms (a loaded 2-core machine, on
+// which the scorer these replaced measured p50 0.56 ms). Ranking, counting
+// and scoring are bleve's in both.
 //
 // Queries are built programmatically from the analyzed words of the user's
 // text — never parsed with bleve's query-string syntax — so no input can make

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	lev "github.com/blevesearch/vellum/levenshtein"
 
 	"github.com/omnidev/omnidev/internal/capability"
 )
@@ -46,10 +46,12 @@ type Index struct {
 	bleve    bleve.Index
 	analyzer analysis.Analyzer
 	lock     *os.File
-	// levenshtein builds the automata of typo searches, at distance 1 and 2.
-	// Its tables take 0.1 and 4 ms to compute: once per Index, when first
-	// needed.
-	levenshtein [2]func() (*lev.LevenshteinAutomatonBuilder, error)
+	// plainBleve makes searches widen words with bleve's own prefix and
+	// fuzzy queries, and read the page's locations by running the query
+	// again, rather than through the index reader (expand.go, locate.go):
+	// the reference BenchmarkSearch compares against. Only benchmarks set
+	// it, before searching.
+	plainBleve bool
 
 	// mu serializes Open's loading, Update and Close, the writers of the
 	// index, and guards hashes and stats.
@@ -140,14 +142,6 @@ func Open(ctx context.Context, dir string, reg *capability.Registry, logger *slo
 	}
 
 	x := &Index{dir: dir, logger: logger, lock: lock}
-	for i := range x.levenshtein {
-		distance := uint8(i + 1)
-		x.levenshtein[i] = sync.OnceValues(func() (*lev.LevenshteinAutomatonBuilder, error) {
-			// Transpositions count as one edit: "serach" is one typo away
-			// from "search", not two.
-			return lev.NewLevenshteinAutomatonBuilder(distance, true)
-		})
-	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	stats, err := x.load(ctx, reg)
@@ -155,8 +149,8 @@ func Open(ctx context.Context, dir string, reg *capability.Registry, logger *slo
 	if err == nil {
 		// The mapping is ours (created, or verified equal to ours), which
 		// always has it.
-		if x.analyzer = x.bleve.Mapping().AnalyzerNamed(analyzerName); x.analyzer == nil {
-			err = fmt.Errorf("open query index: no analyzer %q", analyzerName)
+		if x.analyzer = x.bleve.Mapping().AnalyzerNamed(wordsAnalyzer); x.analyzer == nil {
+			err = fmt.Errorf("open query index: no analyzer %q", wordsAnalyzer)
 		}
 	}
 	if err != nil {
@@ -202,6 +196,9 @@ func (x *Index) load(ctx context.Context, reg *capability.Registry) (UpdateStats
 // not to crash.
 func openExisting(dir string) (idx bleve.Index, hashes map[string]string, err error) {
 	if err := readManifest(filepath.Join(dir, manifestFile)); err != nil {
+		return nil, nil, err
+	}
+	if err := checkBolt(filepath.Join(dir, bleveDir, boltFile)); err != nil {
 		return nil, nil, err
 	}
 	defer func() {
@@ -312,8 +309,26 @@ func (x *Index) Stats() UpdateStats {
 	return x.stats
 }
 
+// buildBatchDocs is how many documents a batch holds when an index is
+// built from nothing. bleve builds a batch's segment in memory, with
+// interim structures several times its size (one batch of 2,000 docs took
+// the server's RSS to 350 MB, 100 MB once its garbage was returned), so a
+// big repository is built in parts; but each further segment is merged
+// with the others beside the build, which made a build of 2,000 docs in
+// batches of 1,000 a quarter slower. An empty index has no searcher to see
+// a half-built state, and a crash half-way leaves documents its hashes do
+// not list, which the next Open rebuilds.
+const buildBatchDocs = 2500
+
+// freeAfterDocs is how many documents a build from nothing indexes before
+// its garbage is returned to the system at once: the runtime would
+// otherwise keep it resident for minutes. Below that, a forced collection
+// costs more than it returns.
+const freeAfterDocs = 250
+
 // apply writes the difference between the index and reg, with the new
-// document hashes, in one batch. x.mu must be held.
+// document hashes, in one batch (several when the index was empty, see
+// buildBatchDocs). x.mu must be held.
 func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats UpdateStats, err error) {
 	// bleve may panic on segment files it cannot parse; an index that
 	// does is unusable, which is an error, not a reason to crash.
@@ -329,6 +344,7 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 	next := make(map[string]string, len(docs))
 	batch := x.bleve.NewBatch()
 	hs := newHasher()
+	building := len(x.hashes) == 0
 	for id, d := range docs {
 		h := hs.hash(&d)
 		next[id] = h
@@ -343,6 +359,15 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 		}
 		if err := batch.Index(id, d); err != nil {
 			return stats, fmt.Errorf("index %s: %w", id, err)
+		}
+		if building && batch.Size() == buildBatchDocs {
+			if err := ctx.Err(); err != nil {
+				return stats, err
+			}
+			if err := x.bleve.Batch(batch); err != nil {
+				return stats, fmt.Errorf("update query index: %w", err)
+			}
+			batch.Reset()
 		}
 	}
 	for id := range x.hashes {
@@ -365,6 +390,11 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 			return stats, fmt.Errorf("update query index: %w", err)
 		}
 		x.hashes = next
+	}
+	if building && stats.Added >= freeAfterDocs {
+		// The garbage of a build would otherwise stay resident for
+		// minutes, until the runtime's scavenger returns it.
+		debug.FreeOSMemory()
 	}
 	x.state.Store(newState(reg, docs))
 	stats.Duration = time.Since(start)

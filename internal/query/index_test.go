@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -417,5 +418,27 @@ func editHashes(t *testing.T, dir string, edit func(h map[string]string)) {
 	}
 	if err := idx.SetInternal([]byte(hashesKey), data); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestOpenBuildsInBatches(t *testing.T) {
+	// More documents than one batch of a build holds: the index holds
+	// them all, with their hashes, and reopens without indexing again.
+	n := buildBatchDocs + 50
+	var ds []capability.Doc
+	for i := range n {
+		ds = append(ds, capability.Doc{Name: fmt.Sprintf("d%04d", i), Title: "Doc", Body: fmt.Sprintf("word%04d", i)})
+	}
+	reg := &capability.Registry{Capabilities: []*capability.Capability{{ID: "many", Module: "many", Docs: ds}}}
+	dir := t.TempDir()
+	x := reopen(t, dir, reg, nil)
+	if st := x.Stats(); st.Added != n+1 || !st.Rebuilt {
+		t.Errorf("first open: %+v, want %d added", st, n+1)
+	}
+	mustFind(t, x, fmt.Sprintf("word%04d", n-1), fmt.Sprintf("doc:many/d%04d", n-1))
+	x.Close()
+	x = reopen(t, dir, reg, nil)
+	if st := x.Stats(); st.Unchanged != n+1 || st.Rebuilt {
+		t.Errorf("reopen: %+v, want %d unchanged", st, n+1)
 	}
 }

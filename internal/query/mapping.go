@@ -2,14 +2,16 @@ package query
 
 import (
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	// The "custom" analyzer type of the analyzers in analysis.go.
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/mapping"
 )
 
-// schemaVersion is recorded in the manifest. Bump it whenever newMapping or
-// what documents puts in a field changes: an index of another version is
-// rebuilt rather than searched with assumptions it does not meet.
-const schemaVersion = 1
+// schemaVersion is recorded in the manifest. Bump it whenever newMapping,
+// the analysis (analysis.go) or what documents puts in a field changes: an
+// index of another version is rebuilt rather than searched with
+// assumptions it does not meet.
+const schemaVersion = 2
 
 // Field names of the mapping (the json names of document).
 const (
@@ -20,20 +22,16 @@ const (
 	fieldBody        = "body"
 )
 
-// analyzerName is the analyzer of every text field and of the query's words:
-// English stop words and Porter stemming, so "tracking" finds "track".
-const analyzerName = en.AnalyzerName
-
 // newMapping returns the mapping of document. It is static: nothing outside
 // these fields is indexed, and nothing goes to the catch-all _all field,
 // which would double the indexing work for a field no query reads.
 func newMapping() *mapping.IndexMappingImpl {
 	text := func(store, vectors bool) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
-		f.Analyzer = analyzerName
+		f.Analyzer = textAnalyzer
 		f.Store = store
 		// Term vectors hold positions (phrase queries) and byte offsets
-		// (snippets).
+		// (snippets, and the words a typo or prefix matched).
 		f.IncludeTermVectors = vectors
 		f.IncludeInAll = false
 		f.DocValues = false
@@ -56,8 +54,15 @@ func newMapping() *mapping.IndexMappingImpl {
 	doc.AddFieldMappingsAt(fieldBody, text(true, true))
 
 	m := bleve.NewIndexMapping()
+	// The analyzers are static configuration: adding them cannot fail.
+	if err := m.AddCustomAnalyzer(textAnalyzer, analyzerConfig(stemsFilter)); err != nil {
+		panic(err)
+	}
+	if err := m.AddCustomAnalyzer(wordsAnalyzer, analyzerConfig()); err != nil {
+		panic(err)
+	}
 	m.DefaultMapping = doc
-	m.DefaultAnalyzer = analyzerName
+	m.DefaultAnalyzer = textAnalyzer
 	m.IndexDynamic = false
 	m.StoreDynamic = false
 	m.DocValuesDynamic = false

@@ -3,12 +3,16 @@ package query
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/collector"
+	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/omnidev/omnidev/internal/capability"
@@ -42,9 +46,13 @@ type Hit struct {
 	// Title is the document's heading (a capability's or skill's name).
 	Title string `json:"title"`
 	// Snippet is the best matching passage, at most SnippetChars characters,
-	// with matched words marked **like this**.
-	Snippet string  `json:"snippet"`
-	Score   float64 `json:"score"`
+	// with matched words marked **like this** (except inside code).
+	Snippet string `json:"snippet"`
+	// Matched lists the words of the document, as written, that a typo or
+	// a prefix of the query matched, when it did not match them literally.
+	Matched []string `json:"matched,omitempty"`
+	// Score ranks the hits; it is rounded to scoreDigits significant digits.
+	Score float64 `json:"score"`
 	// URI is the resource that holds the whole document (a capability's
 	// definition.md, else its types.d.ts), for resources/read; empty when
 	// there is none.
@@ -64,8 +72,12 @@ type CapabilitySummary struct {
 	Rules []string `json:"rules,omitempty"`
 	// NoTypes is set when the capability has code but no type definitions.
 	NoTypes bool `json:"no_types,omitempty"`
+	// Tools is the number of tools of the MCP server the capability wraps
+	// (absent for other capabilities).
+	Tools *int `json:"tools,omitempty"`
 	// Error says why the capability cannot be used; importing its module
-	// fails with the same sentence.
+	// fails with the same sentence. For a wrapped MCP server it is why its
+	// tools are unknown (it cannot start, or is starting).
 	Error string `json:"error,omitempty"`
 }
 
@@ -78,6 +90,29 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if x.closed.Load() {
 		return nil, ErrClosed
 	}
+	res, err := x.search(ctx, req)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, bleve.ErrorIndexClosed):
+		return nil, ErrClosed
+	case ctx.Err() != nil:
+		return nil, err
+	}
+	return nil, fmt.Errorf("search query index for %q: %w", req.Query, err)
+}
+
+// maxMatched bounds Hit.Matched: a prefix of a common stem can match dozens
+// of words in one long doc.
+const maxMatched = 5
+
+// tieMargin is how many hits past the limit the first pass asks for, so
+// that hits of equal score come in source order even where the limit cuts
+// through them: bleve breaks ties by its internal document numbers, and
+// sorting on the id in bleve would read the id of every match.
+const tieMargin = 10
+
+func (x *Index) search(ctx context.Context, req Request) (*Result, error) {
 	writes := x.writes.Load()
 	st := x.state.Load()
 	if strings.TrimSpace(req.Query) == "" {
@@ -87,64 +122,79 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 			TypeDefinitions: TypeDefinitions(st.caps),
 		}, nil
 	}
-
-	res := &Result{Results: []Hit{}}
-	snap, err := x.snapshot()
+	// One reader serves the whole search: the lookups of the query's
+	// words, both passes and the stored text.
+	r, err := x.reader()
 	if err != nil {
 		return nil, err
 	}
-	defer snap.Close()
-	// The text of st's documents is what snap holds for them unless an
-	// Update wrote the index between reading writes and taking snap: the
-	// text is then read from snap.
+	defer r.Close()
+	// The text of st's documents is what r holds for them unless an Update
+	// wrote the index between reading writes and taking r: the text is then
+	// read from r.
 	docs := st.docs
 	if writes%2 == 1 || x.writes.Load() != writes {
 		docs = nil
 	}
 
-	p, err := x.compile(ctx, snap, req.Query, req.Kinds)
-	if err != nil {
-		return nil, err
+	var p *plan
+	if x.plainBleve {
+		p = x.compile(req.Query, req.Kinds, nil)
+	} else {
+		e := &expander{ctx: ctx, r: r}
+		if p = x.compile(req.Query, req.Kinds, e); e.err != nil {
+			return nil, e.err
+		}
 	}
+	res := &Result{Results: []Hit{}}
 	if p == nil { // nothing searchable: only stop words or punctuation
 		return res, nil
 	}
-	s, err := newScorer(ctx, snap)
+
+	// First pass: rank, without locations, which bleve would otherwise
+	// read for every match.
+	limit := req.limit()
+	page, total, err := x.collect(ctx, r, p.query, limit+tieMargin, false)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	matches, err := s.run(p.must, p.should, p.kinds)
-	if err != nil {
-		return nil, err
-	}
-	res.Total = len(matches)
-	page, err := s.best(matches, req.limit())
-	if err != nil {
-		return nil, err
-	}
-	s.release(matches)
-	located, err := locate(s, p.highlight, page, docs)
-	if err != nil {
-		return nil, err
+	res.Total = total
+	slices.SortFunc(page, func(a, b *search.DocumentMatch) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	})
+	page = page[:min(limit, len(page))]
+	if len(page) == 0 {
+		return res, nil
 	}
 
+	// Second pass, over the page alone: where the query's terms stand.
+	located, err := x.locate(ctx, r, p, page, docs == nil)
+	if err != nil {
+		return nil, err
+	}
 	var hitCaps []*capability.Capability
 	seen := make(map[string]bool)
 	for _, h := range page {
-		kind, capID, name := parseSource(h.id)
+		kind, capID, name := parseSource(h.ID)
 		if kind == KindCapability {
 			name = capID
 		}
-		l := located[h.id]
+		l := located[h.ID]
+		if l == nil {
+			l = &search.DocumentMatch{ID: h.ID}
+		}
+		if d, ok := docs[h.ID]; ok {
+			l.Fields = map[string]any{fieldTitle: d.Title, fieldDescription: d.Description, fieldBody: d.Body}
+		}
 		res.Results = append(res.Results, Hit{
-			Source:     h.id,
+			Source:     h.ID,
 			Kind:       kind,
 			Capability: capID,
 			Name:       name,
 			Title:      storedString(l, fieldTitle),
 			Snippet:    snippetOf(l),
-			Score:      h.score,
+			Matched:    matchedWords(l, p.literal),
+			Score:      roundScore(h.Score),
 			URI:        hitURI(st.byID[capID], kind, name),
 		})
 		// A hit may come from a batch newer than st (Update swaps the state
@@ -161,109 +211,107 @@ func (x *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-// snapshot returns the index as it is now, to be closed by the caller.
-func (x *Index) snapshot() (*scorch.IndexSnapshot, error) {
+// reader returns a reader of the index as it is now, to be closed by the
+// caller.
+func (x *Index) reader() (index.IndexReader, error) {
 	adv, err := x.bleve.Advanced()
 	if err != nil {
-		return nil, fmt.Errorf("search query index: %w", err)
+		return nil, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("search query index: %w", err)
-	}
-	// Open verified that the index is scorch, whose Reader returns no
-	// snapshot, and no error, once it is closed.
-	snap, _ := r.(*scorch.IndexSnapshot)
-	if snap == nil {
-		return nil, ErrClosed
-	}
-	return snap, nil
+	return adv.Reader()
 }
 
-// locate returns the documents of page, by id, with their text (from docs
-// when it holds them, else from the snapshot) and where the terms of
-// highlight stand in their snippet fields. Locations are read for the page
-// alone: reading them while ranking would decode them for every match.
-func locate(s *scorer, highlight map[string][]string, page []ranked, docs map[string]document) (map[string]*search.DocumentMatch, error) {
-	out := make(map[string]*search.DocumentMatch, len(page))
-	for _, r := range page {
-		h := &search.DocumentMatch{ID: r.id, Locations: search.FieldTermLocationMap{}}
-		if d, ok := docs[r.id]; ok {
-			h.Fields = map[string]any{fieldTitle: d.Title, fieldDescription: d.Description, fieldBody: d.Body}
-		} else {
-			fields, err := storedFields(s.snap, r.id)
-			if err != nil {
-				return nil, err
-			}
-			h.Fields = fields
-		}
-		out[r.id] = h
+// collect runs q over r with bleve's searchers and collector: the size
+// best hits by score, with their term locations when locations is set,
+// and how many documents matched.
+func (x *Index) collect(ctx context.Context, r index.IndexReader, q query.Query, size int, locations bool) ([]*search.DocumentMatch, int, error) {
+	s, err := q.Searcher(ctx, r, x.bleve.Mapping(), search.SearcherOptions{IncludeTermVectors: locations})
+	if err != nil {
+		return nil, 0, err
 	}
-	// Each term's postings are read once, skipping ahead to the page's
-	// documents in their order in the index.
-	byDoc := slices.SortedFunc(slices.Values(page), func(a, b ranked) int { return cmp.Compare(a.doc, b.doc) })
-	var id index.IndexInternalID
-	for _, f := range snippetFields {
-		terms := slices.Clone(highlight[f])
-		slices.Sort(terms)
-		for _, term := range slices.Compact(terms) {
-			rd, err := s.open(term, f, true)
-			if err != nil {
+	defer s.Close()
+	c := collector.NewTopNCollector(size, 0, search.SortOrder{&search.SortScore{Desc: true}})
+	if err := c.Collect(ctx, s, r); err != nil {
+		return nil, 0, err
+	}
+	return c.Results(), int(c.Total()), nil
+}
+
+// locate returns the documents of page, by id, with where the terms the
+// query matched stand in their fields and, when stored is set, their
+// stored text. When the plan knows its terms, their postings are read
+// (see locateTerms); else the query runs again over the page's documents.
+func (x *Index) locate(ctx context.Context, r index.IndexReader, p *plan, page []*search.DocumentMatch, stored bool) (map[string]*search.DocumentMatch, error) {
+	if p.located != nil {
+		return locateTerms(ctx, r, p, page, stored)
+	}
+	ids := make([]string, len(page))
+	for i, h := range page {
+		ids[i] = h.ID
+	}
+	q := query.NewConjunctionQuery([]query.Query{query.NewDocIDQuery(ids), p.query})
+	found, _, err := x.collect(ctx, r, q, len(page), true)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*search.DocumentMatch, len(found))
+	for _, h := range found {
+		h.Fields = map[string]any{}
+		if stored {
+			if err := storedFields(r, h); err != nil {
 				return nil, err
 			}
-			if rd.Count() == 0 {
-				continue
-			}
-			var tfd index.TermFieldDoc
-			var at *index.TermFieldDoc
-			for _, r := range byDoc {
-				if at == nil || at.ID.Value() < r.doc {
-					id = index.NewIndexInternalID(id, r.doc)
-					if at, err = rd.Advance(id, &tfd); err != nil {
-						return nil, fmt.Errorf("search query index: %w", err)
-					}
-					if at == nil {
-						break
-					}
-				}
-				if at.ID.Value() != r.doc {
-					continue
-				}
-				locs := out[r.id].Locations[f]
-				if locs == nil {
-					locs = search.TermLocationMap{}
-					out[r.id].Locations[f] = locs
-				}
-				slab := make([]search.Location, len(at.Vectors))
-				ptrs := make(search.Locations, len(at.Vectors))
-				for i, v := range at.Vectors {
-					slab[i] = search.Location{Pos: v.Pos, Start: v.Start, End: v.End}
-					ptrs[i] = &slab[i]
-				}
-				locs[term] = ptrs
-			}
 		}
+		out[h.ID] = h
 	}
 	return out, nil
 }
 
-// storedFields reads the text snap stores for the document id.
-func storedFields(snap *scorch.IndexSnapshot, id string) (map[string]any, error) {
-	doc, err := snap.Document(id)
-	if err != nil {
-		return nil, fmt.Errorf("search query index: %w", err)
-	}
-	fields := make(map[string]any)
-	if doc == nil {
-		return fields, nil
-	}
-	doc.VisitFields(func(f index.Field) {
-		switch f.Name() {
-		case fieldTitle, fieldDescription, fieldBody:
-			fields[f.Name()] = string(f.Value())
+// matchedWords returns the words of h, as written and lower-cased, that
+// terms outside literal matched (the words of a typo or a prefix), unless a
+// literal term matched the same word too (its stem).
+func matchedWords(h *search.DocumentMatch, literal map[string]bool) []string {
+	var out []string
+	for _, f := range matchFields {
+		text := storedString(h, f)
+		terms := h.Locations[f]
+		literalAt := make(map[[2]uint64]bool)
+		for term, locs := range terms {
+			if literal[term] {
+				for _, l := range locs {
+					literalAt[[2]uint64{l.Start, l.End}] = true
+				}
+			}
 		}
-	})
-	return fields, nil
+		for term, locs := range terms {
+			if literal[term] {
+				continue
+			}
+			for _, l := range locs {
+				if literalAt[[2]uint64{l.Start, l.End}] || l.End > uint64(len(text)) || l.Start >= l.End {
+					continue
+				}
+				w := strings.ToLower(text[l.Start:l.End])
+				if !slices.Contains(out, w) {
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out[:min(len(out), maxMatched)]
+}
+
+// scoreDigits is how many significant digits a score keeps: enough to
+// order the hits of one answer, few enough to read.
+const scoreDigits = 4
+
+func roundScore(s float64) float64 {
+	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return s
+	}
+	scale := math.Pow(10, scoreDigits-1-math.Floor(math.Log10(math.Abs(s))))
+	return math.Round(s*scale) / scale
 }
 
 // storedString returns a stored field of h.
@@ -283,6 +331,13 @@ func summaries(caps []*capability.Capability) []CapabilitySummary {
 			Description: c.Description,
 			NoTypes:     c.Entry != "" && strings.TrimSpace(c.Types) == "" && c.Error == "",
 			Error:       c.Error,
+		}
+		if c.MCP != nil {
+			n := len(c.Tools)
+			s.Tools = &n
+			if s.Error == "" {
+				s.Error = c.ToolsError
+			}
 		}
 		for _, sk := range c.Skills {
 			s.Skills = append(s.Skills, oneLine(sk.Name+": "+sk.Description))

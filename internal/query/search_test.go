@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -44,6 +45,8 @@ func TestRanking(t *testing.T) {
 		{name: "two words, one in every field of a capability", query: "task priority", wantFirst: "skill:tasks/triage"},
 		{name: "capability id and doc name", query: "tasks naming", wantFirst: "rule:tasks/naming"},
 		{name: "typo beside a word", query: "priorty tasks", wantFirst: "skill:tasks/triage"},
+		{name: "typo: one letter left out of a word one doc holds", query: "timestmp", wantOnly: []string{"rule:database/naming"}},
+		{name: "typo: one letter replaced in a word one doc holds", query: "reviewar", wantFirst: "doc:review/checklist"},
 		{name: "doc name", query: "setup", wantFirst: "doc:tasks/guide/setup"},
 		{
 			// deploy/history holds both words, not the phrase.
@@ -86,7 +89,7 @@ func TestSearchResultFields(t *testing.T) {
 	}
 	got := res.Results[0]
 	got.Score = 0
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("first hit = %+v, want %+v", got, want)
 	}
 
@@ -105,6 +108,106 @@ func TestSearchResultFields(t *testing.T) {
 	if h := res.Results[0]; h.Kind != KindCapability || h.Name != "search" || h.Title != "Code Search" ||
 		h.Snippet != "Search the repository with **ripgrep** and find symbols" {
 		t.Errorf("capability hit = %+v", h)
+	}
+}
+
+func TestSearchMatched(t *testing.T) {
+	x := openFixture(t, fixture())
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{query: "timestmp", want: []string{"timestamp"}},
+		{query: "timestamp"},
+		{query: "timest", want: []string{"timestamp"}},
+		// "migrations" and "migration" share a stem with the query.
+		{query: "migrations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			res, err := x.Search(t.Context(), Request{Query: tt.query, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Results) == 0 {
+				t.Fatal("no hits")
+			}
+			if got := res.Results[0].Matched; !slices.Equal(got, tt.want) {
+				t.Errorf("Search(%q): first hit %s matched %q, want %q", tt.query, res.Results[0].Source, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSearchIdentifiers(t *testing.T) {
+	filler := " Nothing else of note here, only some words to read."
+	docs := map[string]string{
+		"readfile": "Load it with os.ReadFile and check the error." + filler,
+		"parse":    "Call parseConfig on the bytes." + filler,
+		"limits":   "Set max_output_bytes to bound each stream." + filler,
+		"zones":    "Times are shown in Europe/Berlin." + filler,
+		"server":   "Start the HTTPServer first." + filler,
+		"other":    "Read the file, parse the output and configure the server." + filler,
+	}
+	var ds []capability.Doc
+	for name, body := range docs {
+		ds = append(ds, capability.Doc{Name: name, Title: name, Body: body})
+	}
+	x := openFixture(t, &capability.Registry{Capabilities: []*capability.Capability{{ID: "code", Module: "code", Docs: ds}}})
+	tests := []struct{ query, want string }{
+		{"os.ReadFile", "readfile"},
+		{"readfile", "readfile"},
+		{"ReadFile", "readfile"},
+		{"parseConfig", "parse"},
+		{"parse config", "parse"},
+		{"max_output_bytes", "limits"},
+		{"output bytes", "limits"},
+		{"berlin", "zones"},
+		{"httpserver", "server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			res, err := x.Search(t.Context(), Request{Query: tt.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sources(res.Results); len(got) == 0 || got[0] != "doc:code/"+tt.want {
+				t.Errorf("Search(%q) = %q, want doc:code/%s first", tt.query, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSearchPrefixThatIsACommonWord(t *testing.T) {
+	// Many docs say "build"; one says "builders": a search for "build"
+	// still shows it.
+	var ds []capability.Doc
+	for i := range 20 {
+		ds = append(ds, capability.Doc{Name: fmt.Sprintf("build%02d", i), Title: "Notes", Body: "Run the build before a release."})
+	}
+	ds = append(ds, capability.Doc{Name: "team", Title: "Team", Body: "The builders of the platform meet weekly."})
+	x := openFixture(t, &capability.Registry{Capabilities: []*capability.Capability{{ID: "ci", Module: "ci", Docs: ds}}})
+	res, err := x.Search(t.Context(), Request{Query: "build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(res.Results); !slices.Contains(got, "doc:ci/team") {
+		t.Errorf("Search(build) = %q, want doc:ci/team among them", got)
+	}
+}
+
+func TestRoundScore(t *testing.T) {
+	tests := []struct{ in, want float64 }{
+		{0, 0},
+		{1.23456789, 1.235},
+		{0.0123456789, 0.01235},
+		{123.456, 123.5},
+		{98765.4, 98770},
+	}
+	for _, tt := range tests {
+		if got := roundScore(tt.in); got != tt.want {
+			t.Errorf("roundScore(%v) = %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }
 
@@ -161,7 +264,7 @@ func TestSearchKinds(t *testing.T) {
 	}{
 		{kinds: []string{KindRule}, want: []string{KindRule}},
 		{kinds: []string{KindSkill, KindCapability}, want: []string{KindSkill, KindCapability}},
-		{kinds: nil, want: Kinds()},
+		{kinds: nil, want: []string{KindCapability, KindSkill, KindDoc, KindRule}}, // the fixture wraps no MCP server
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.kinds, ","), func(t *testing.T) {

@@ -112,8 +112,11 @@ func matchSpans(text string, terms search.TermLocationMap) ([]span, int) {
 
 // snippet renders at most limit runes of text around its best cluster of
 // spans, which mark terms numbered from 0 to terms-1: white space
-// collapsed, spans marked, "…" where text was cut.
+// collapsed, spans marked, "…" where text was cut. Spans inside code (a
+// fenced block or a `code span`) are not marked: an agent copies code, and
+// marks inside it would make it wrong.
 func snippet(text string, spans []span, terms, limit int) string {
+	code := codeRanges(text)
 	start, first := 0, 0
 	if len(spans) > 0 {
 		first = bestWindow(spans, terms, limit)
@@ -137,6 +140,10 @@ func snippet(text string, spans []span, terms, limit int) string {
 	i := start
 	truncated, partial := false, false
 	for i < len(text) {
+		if len(spans) > 0 && i == spans[0].start && inRanges(code, spans[0].start) {
+			spans = spans[1:] // written as plain text below
+			continue
+		}
 		if len(spans) > 0 && i == spans[0].start {
 			s := spans[0]
 			word := text[s.start:s.end]
@@ -266,4 +273,78 @@ func trimPartialWord(s string) string {
 		return s
 	}
 	return s[:i]
+}
+
+// codeRanges returns the byte ranges of text that are code in Markdown, in
+// order: fenced blocks (from a line starting with ``` or ~~~ to the next
+// such line, or the end) and code spans (from a run of backticks to the
+// next run of the same length on the same line; an unclosed run is text).
+func codeRanges(text string) [][2]int {
+	if !strings.ContainsAny(text, "`~") {
+		return nil
+	}
+	var out [][2]int
+	fence := -1 // start of the open fenced block
+	var fenceMark string
+	for lineStart := 0; lineStart < len(text); {
+		lineEnd := strings.IndexByte(text[lineStart:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(text)
+		} else {
+			lineEnd += lineStart + 1
+		}
+		line := strings.TrimLeft(text[lineStart:lineEnd], " ")
+		switch {
+		case fence >= 0:
+			if strings.HasPrefix(line, fenceMark) {
+				out = append(out, [2]int{fence, lineEnd})
+				fence = -1
+			}
+		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+			fence, fenceMark = lineStart, line[:3]
+		default:
+			out = append(out, codeSpans(text, lineStart, lineEnd)...)
+		}
+		lineStart = lineEnd
+	}
+	if fence >= 0 {
+		out = append(out, [2]int{fence, len(text)})
+	}
+	return out
+}
+
+// codeSpans returns the code spans of text[start:end], one line: a span
+// runs from a run of backticks to the next run of the same length.
+func codeSpans(text string, start, end int) [][2]int {
+	var out [][2]int
+	open, openLen := -1, 0
+	for i := start; i < end; {
+		if text[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < end && text[j] == '`' {
+			j++
+		}
+		switch {
+		case open < 0:
+			open, openLen = i, j-i
+		case j-i == openLen:
+			out = append(out, [2]int{open, j})
+			open = -1
+		}
+		i = j
+	}
+	return out
+}
+
+// inRanges reports whether pos falls in one of ranges.
+func inRanges(ranges [][2]int, pos int) bool {
+	for _, r := range ranges {
+		if pos >= r[0] && pos < r[1] {
+			return true
+		}
+	}
+	return false
 }

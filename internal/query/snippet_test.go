@@ -62,6 +62,21 @@ func TestSnippet(t *testing.T) {
 			want: "…**cache** and **queue** together. Filler words…",
 		},
 		{
+			name: "no marks inside a code span",
+			text: "Call `getJson(url)` to fetch json, or ``a `getJson` b``.", words: []string{"getJson", "json"}, limit: 240,
+			want: "Call `getJson(url)` to fetch **json**, or ``a `getJson` b``.",
+		},
+		{
+			name: "no marks inside a fenced block, closed or not",
+			text: "Use getJson:\n\n```ts\nimport { getJson } from \"http\";\n```\n\nthen getJson again.\n~~~\ngetJson", words: []string{"getJson"}, limit: 240,
+			want: "Use **getJson**: ```ts import { getJson } from \"http\"; ``` then **getJson** again. ~~~ getJson",
+		},
+		{
+			name: "an unclosed backtick is text",
+			text: "a ` b getJson", words: []string{"getJson"}, limit: 240,
+			want: "a ` b **getJson**",
+		},
+		{
 			name:  "multi-byte text is never split",
 			text:  strings.Repeat("日本語のテキスト。", 20) + "検索" + strings.Repeat("ですね。", 20),
 			words: []string{"検索"}, limit: 20,

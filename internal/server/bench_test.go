@@ -136,7 +136,8 @@ func BenchmarkQuery(b *testing.B) {
 
 // BenchmarkStartup is the time from starting `omnidev serve` to the answer
 // to tools/list, with the index persisted from an earlier start and with
-// none (built from the 2,000 docs).
+// none (built from the 2,000 docs), and the server's RSS then (after the
+// build, when there was no index).
 func BenchmarkStartup(b *testing.B) {
 	root := generatedRepo(b, captest.Options{})
 	for _, persisted := range []bool{true, false} {
@@ -144,6 +145,7 @@ func BenchmarkStartup(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			startServer(b, root).session.Close() // leaves a persisted index
 			var lat []time.Duration
+			var rss []int
 			for b.Loop() {
 				if !persisted {
 					os.RemoveAll(filepath.Join(root, ".omni", "index"))
@@ -154,9 +156,12 @@ func BenchmarkStartup(b *testing.B) {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))
+				rss = append(rss, rssKB(b, s.cmd.Process.Pid, "VmRSS"))
 				s.session.Close()
 			}
+			slices.Sort(rss)
 			b.ReportMetric(percentile(lat, 50), "ms-to-tools-list")
+			b.ReportMetric(float64(rss[len(rss)/2])/1024, "rss-MB")
 		})
 	}
 }
