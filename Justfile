@@ -13,10 +13,12 @@ default:
     @just --list
 
 # No stdin, output to stderr: `just serve`'s stdin and stdout carry JSON-RPC.
-# Install what the tests need and a fresh machine lacks (Bun; tsc and Node's types for check-types), into .tools/.
+# Install what the tests need and a fresh machine lacks (Bun; tsc and Node's types for check-types; the reference MCP servers the relay's tests wrap), into .tools/.
 deps:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
     @test -x .tools/node_modules/.bin/tsc -a -d .tools/node_modules/@types/node || npm install --prefix .tools --no-audit --no-fund --loglevel=error typescript@7.0.2 @types/node@26.6.6 </dev/null 1>&2
+    @command -v mcp-server-everything >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything </dev/null 1>&2
+    @command -v mcp-server-memory >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-memory </dev/null 1>&2
 
 # Build bin/omnidev and, beside it, omnidev-sandbox (the small init each run starts in).
 build:
@@ -56,11 +58,13 @@ smoke: deps build
 bench: deps build
     go test -run '^$' -bench . -benchtime 20x ./internal/capability/ ./internal/watch/
     go test -run '^$' -bench . -benchtime 2s ./internal/query/
-    go test -run '^$' -bench . -benchtime 20x ./internal/execute/
+    go test -run '^$' -bench . -skip BesideGit -benchtime 20x ./internal/execute/
+    go test -run '^$' -bench BesideGit -benchtime 9x ./internal/execute/
     go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/
     go test -run '^$' -bench 'Startup|Execute$|ReloadVisible|CatalogSync' -benchtime 20x ./internal/server/
     go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
+    go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/ ./internal/relay/
 
 # Everything CI runs.
 ci: lint cross test smoke

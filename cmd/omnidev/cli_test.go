@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -192,5 +193,46 @@ func TestExecRedactsAndExplains(t *testing.T) {
 	code, _, errOut = omnidev(t, "while (true) {}\n", "--dir", dir, "exec", "--timeout", "500ms", "-")
 	if code != 124 || !strings.Contains(errOut, "omnidev: the run was stopped after 0.5 s, the limit set by the --timeout argument") {
 		t.Errorf("exec --timeout: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDoctorListsWrappedServers: doctor starts each wrapped MCP server and
+// shows its tool count, or the error that kept it from starting.
+func TestDoctorListsWrappedServers(t *testing.T) {
+	bin, err := exec.LookPath("mcp-server-everything")
+	if err != nil {
+		t.Fatalf("mcp-server-everything is required (npm install -g @modelcontextprotocol/server-everything): %v", err)
+	}
+	dir := gitInit(t)
+	files := map[string]string{
+		"omni/config.toml": "[capabilities]\nenable = [\"everything\", \"broken\"]\n",
+		"omni/capabilities/everything/capability.toml": "[capability]\nid = \"everything\"\n[mcp]\ncommand = \"" + bin + "\"\nargs = [\"stdio\"]\n",
+		"omni/capabilities/broken/capability.toml":     "[capability]\nid = \"broken\"\n[mcp]\ncommand = \"/no/such/server\"\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := omnidev(t, "", "--dir", dir, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		`MCP servers:  2 wrapped`,
+		`everything +` + regexp.QuoteMeta(bin) + `: started, [1-9][0-9]* tools`,
+		`broken +/no/such/server: ERROR start MCP server /no/such/server:`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("doctor output does not match %q:\n%s", want, out)
+		}
+	}
+
+	// query starts the servers too, so it finds their tools as a server would.
+	code, out, errOut = omnidev(t, "", "--dir", dir, "query", "--kinds", "tool", "sum of two numbers")
+	if code != 0 || !strings.HasPrefix(out, "tool:everything/get-sum") {
+		t.Errorf("query --kinds tool: exit %d\n%s%s", code, out, errOut)
 	}
 }

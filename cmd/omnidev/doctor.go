@@ -19,7 +19,7 @@ func runDoctor(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := engine.Diagnose(ctx, root, env.environ)
+	d := engine.Diagnose(ctx, root, env.environ, newRelay)
 	printDiagnosis(env.stdout, d)
 	if !d.OK() {
 		return &exitError{code: 1}
@@ -48,6 +48,16 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 		}
 		for _, c := range reg.Unavailable {
 			fmt.Fprintf(w, "  %-16s module %-14q unavailable: its import fails until the problem below is fixed\n", c.ID, c.Module)
+		}
+		if len(d.Wrapped) > 0 {
+			fmt.Fprintf(w, "MCP servers:  %d wrapped\n", len(d.Wrapped))
+		}
+		for _, s := range d.Wrapped {
+			if s.Err != nil {
+				fmt.Fprintf(w, "  %-16s %s: ERROR %v\n", s.Capability, s.Target, s.Err)
+			} else {
+				fmt.Fprintf(w, "  %-16s %s: started, %s\n", s.Capability, s.Target, plural(s.Tools, "tool"))
+			}
 		}
 		if len(reg.NotEnabled) > 0 {
 			fmt.Fprintf(w, "not enabled:  %s that profile %s does not enable\n", plural(len(reg.NotEnabled), "capability folder"), reg.Profile)

@@ -13,7 +13,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	fs := env.flags("query")
 	limit := fs.Int("limit", 10, "most results to show, 1 to 100")
 	types := fs.Bool("types", false, "also print the TypeScript declarations of the capabilities found")
-	kinds := fs.String("kinds", "", "comma-separated kinds to show: capability, skill, doc, rule")
+	kinds := fs.String("kinds", "", "comma-separated kinds to show: capability, skill, doc, rule, tool")
 	asJSON := fs.Bool("json", false, "print the omni_query tool's JSON result")
 	words, err := parse(fs, args)
 	if err != nil {
@@ -28,6 +28,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	eng.StartServers(ctx) // a server lists wrapped servers' tools too
 	res, err := eng.Query(ctx, req)
 	if err != nil {
 		return err
@@ -53,6 +54,9 @@ func printQueryResult(w io.Writer, res *query.Result) {
 		fmt.Fprintln(w, "Capabilities:")
 		for _, c := range res.Summary {
 			fmt.Fprintf(w, "  %-16s import from %q: %s\n", c.ID, c.Module, c.Description)
+			if c.Tools != nil {
+				fmt.Fprintf(w, "    MCP server: %s\n", plural(*c.Tools, "tool"))
+			}
 			if c.Error != "" {
 				fmt.Fprintf(w, "    unavailable: %s\n", c.Error)
 			}

@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/relay"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -173,7 +175,7 @@ func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, root, engine.Options{Environ: env.environ})
+	return engine.Open(ctx, root, engine.Options{Environ: env.environ, NewRelay: newRelay, ServersOnDemand: true})
 }
 
 // printJSON prints v as the tools' JSON, indented for people, with <, >
@@ -208,4 +210,10 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "omnidev %s\n", versionString())
 	return nil
+}
+
+// newRelay gives the engine the MCP client of wrapped servers: the engine
+// stays free of MCP, so the composition happens here.
+func newRelay(environ []string, logger *slog.Logger, onChange func(string)) engine.Relay {
+	return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
 }

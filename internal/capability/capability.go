@@ -42,6 +42,9 @@ type rawManifest struct {
 	} `toml:"exports"`
 	// Env values are a default string or a table {default, required, secret}.
 	Env map[string]any `toml:"env"`
+	MCP *rawMCP        `toml:"mcp"`
+	// MCPs is the named form [mcps.<name>], refused until it is supported.
+	MCPs map[string]any `toml:"mcps"`
 }
 
 // capLoader loads one capability folder. Every read goes through an os.Root
@@ -93,6 +96,10 @@ func (l *capLoader) load(root string) *Capability {
 	c.Dir = dir
 	var ok bool
 	if c.Entry, ok = l.entry(); !ok {
+		return nil
+	}
+	if c.rawMCP != nil && c.Entry != "" {
+		l.problem(c.Entry, "a capability with [mcp] has a generated module; remove "+c.Entry+" or the [mcp] section")
 		return nil
 	}
 	c.Types = l.types()
@@ -251,6 +258,14 @@ func parseManifest(data []byte, folder string) (*Capability, error) {
 	if err != nil {
 		return nil, err
 	}
+	if raw.MCPs != nil {
+		return nil, errors.New("[mcps.<name>] (several servers in one capability) is not supported yet; use one [mcp] section per capability")
+	}
+	if raw.MCP != nil {
+		if err := raw.MCP.validate(); err != nil {
+			return nil, err
+		}
+	}
 	return &Capability{
 		ID:          id,
 		Name:        raw.Capability.Name,
@@ -258,6 +273,7 @@ func parseManifest(data []byte, folder string) (*Capability, error) {
 		Description: raw.Capability.Description,
 		Module:      module,
 		EnvDecls:    decls,
+		rawMCP:      raw.MCP,
 	}, nil
 }
 

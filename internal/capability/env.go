@@ -55,6 +55,30 @@ func (s envSources) lookup(name string, declared bool) (value, source string, ok
 	return "", "", false
 }
 
+// withheldSecrets returns the values of the secrets that capabilities with
+// [mcp] declare, from the same sources as their expansion.
+func withheldSecrets(s envSources, caps []*Capability) Env {
+	var out Env
+	for _, c := range caps {
+		if c.rawMCP == nil {
+			continue
+		}
+		for _, d := range c.EnvDecls {
+			if !d.Secret {
+				continue
+			}
+			v, source, ok := s.lookup(d.Name, true)
+			if !ok && d.HasDefault {
+				v, source, ok = d.Default, sourceDefault, true
+			}
+			if ok && v != "" {
+				out = append(out, EnvVar{Name: d.Name, Value: v, Secret: true, Source: source})
+			}
+		}
+	}
+	return out
+}
+
 // missingRequired returns the names c requires that have no non-empty value
 // in any source, its own defaults included. An empty token is as useless as
 // none, so it counts as missing.
@@ -81,16 +105,31 @@ func (s envSources) missingRequired(c *Capability) []string {
 //
 // A variable is secret when a capability declares it secret or when
 // .omni/.env names it: that file is where people put tokens, and marking a
-// variable secret only keeps it out of logs.
-func resolveEnv(s envSources, caps []*Capability) Env {
+// variable secret only keeps it out of logs. A variable that a capability
+// with [mcp] declares secret is left out altogether, wherever its value
+// comes from: it is for that server's connection, not for the program.
+func resolveEnv(s envSources, caps, unavailable []*Capability) Env {
 	type decl struct {
 		secret     bool
 		hasDefault bool
 		def        string
 	}
 	declared := make(map[string]decl)
+	// A secret of a wrapped server's is for its connection only, even
+	// while the capability cannot run.
+	withheld := make(map[string]bool)
+	for _, c := range unavailable {
+		for _, d := range c.EnvDecls {
+			if d.Secret && c.rawMCP != nil {
+				withheld[d.Name] = true
+			}
+		}
+	}
 	for _, c := range caps { // in ID order: the first capability's default wins
 		for _, d := range c.EnvDecls {
+			if d.Secret && c.rawMCP != nil {
+				withheld[d.Name] = true
+			}
 			cur := declared[d.Name]
 			cur.secret = cur.secret || d.Secret
 			if d.HasDefault && !cur.hasDefault {
@@ -115,6 +154,9 @@ func resolveEnv(s envSources, caps []*Capability) Env {
 	}
 
 	env := make(Env, 0, len(names))
+	for name := range withheld {
+		delete(names, name)
+	}
 	for name := range names {
 		d, isDeclared := declared[name]
 		value, source, ok := s.lookup(name, isDeclared)

@@ -57,7 +57,8 @@ func Load(root string, environ []string) (*Registry, error) {
 		Unavailable:  loaded.unavailable,
 		NotEnabled:   notEnabled(fsys, cfg.layout.CapabilitiesDir, enabled),
 		Sandbox:      sandbox,
-		Env:          resolveEnv(src, loaded.caps),
+		Env:          resolveEnv(src, loaded.caps, loaded.unavailable),
+		Withheld:     withheldSecrets(src, loaded.caps),
 		Problems:     problems,
 		Warnings:     loaded.warnings,
 	}
@@ -140,9 +141,14 @@ func loadCapabilities(root, dir string, ids []string, src envSources) loaded {
 		modules[key] = c.ID
 		// A capability missing a required variable stays visible, with
 		// the reason, so that an agent that imports it learns what to set
-		// rather than that the module does not exist.
+		// rather than that the module does not exist. So does one whose
+		// [mcp] names a variable set nowhere.
 		if missing := src.missingRequired(c); len(missing) > 0 {
 			c.Error = missingEnvMessage(missing)
+		} else if err := resolveMCP(root, c, src); err != nil {
+			c.Error = err.Error()
+		}
+		if c.Error != "" {
 			out.problems = append(out.problems, Problem{Capability: c.ID, Path: manifest, Message: c.Error})
 			out.unavailable = append(out.unavailable, c)
 			continue

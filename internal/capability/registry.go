@@ -28,6 +28,10 @@ type Registry struct {
 	Sandbox Sandbox
 	// Env is the resolved environment for executed code.
 	Env Env
+	// Withheld are the secrets of wrapped MCP servers: kept out of Env, and
+	// listed here (with their values) only so that a run's output can be
+	// redacted should a server hand one back to the program.
+	Withheld Env
 	// Unavailable are the enabled capabilities that loaded but cannot run,
 	// sorted by ID: their Error says why (a required variable is unset).
 	// They are listed to the agent with that error, and importing their
@@ -72,6 +76,24 @@ type Capability struct {
 	// Error is set on the capabilities of Registry.Unavailable: it says why
 	// the capability cannot run and how to fix it.
 	Error string
+	// MCP is the [mcp] section, expanded: the capability wraps an MCP server
+	// and its module is generated from the server's tools. nil otherwise.
+	MCP *MCPServer
+	// Tools are the wrapped server's tools, sorted by name, and ToolsError
+	// why they are unknown. Load leaves both empty: whoever talks to the
+	// server fills them in a copy of the capability (WithTools).
+	Tools      []Tool
+	ToolsError string
+
+	rawMCP *rawMCP
+}
+
+// WithTools returns a copy of c with its wrapped server's tools, or the
+// error that kept them from being listed.
+func (c *Capability) WithTools(tools []Tool, toolsErr string) *Capability {
+	cp := *c
+	cp.Tools, cp.ToolsError = tools, toolsErr
+	return &cp
 }
 
 // Definition returns the capability's main doc (definition.md).

@@ -7,6 +7,9 @@
 //
 // It must never import the MCP SDK: what speaks MCP adapts the engine
 // (internal/server); the engine knows nothing of sessions or transports.
+// The servers that capabilities wrap are reached through Relay, an
+// interface it defines and its caller fills (internal/relay, composed in
+// cmd/omnidev).
 // It never logs a secret value, and never leaves a program it started
 // running after Close.
 package engine

@@ -30,6 +30,9 @@ type Diagnosis struct {
 	// Git describes the repository's git state in a few words.
 	Git    string
 	Server string
+	// Wrapped lists the MCP servers that enabled capabilities wrap, each
+	// started once to see whether it answers and with how many tools.
+	Wrapped []WrappedServer
 	// Protections lists what contains a run and whether this machine
 	// enforces it; RuntimePaths are the runtime's folders a run sees
 	// read-only. Both are empty when the config or the runtime is missing.
@@ -69,7 +72,7 @@ func EnableHint(reg *capability.Registry, id string) string {
 const runtimeVersionTimeout = 5 * time.Second
 
 // Diagnose checks everything a server needs, without starting one.
-func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
+func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRelay) *Diagnosis {
 	d := &Diagnosis{Root: root}
 	d.Registry, d.ConfigErr = capability.Load(root, environ)
 	sb := capability.Sandbox{Runtime: capability.DefaultRuntime}
@@ -83,6 +86,9 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 		}
 	}
 	d.Runtime = diagnoseRuntime(ctx, sb, environ)
+	if d.Registry != nil {
+		d.Wrapped = diagnoseServers(ctx, d.Registry, environ, newRelay)
+	}
 	if d.Registry != nil && d.Runtime.Err == nil {
 		d.Protections, d.RuntimePaths, d.Init = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
 	}
@@ -98,6 +104,34 @@ func Diagnose(ctx context.Context, root string, environ []string) *Diagnosis {
 		d.Server = fmt.Sprintf("not running (stale PID file names %d)", st.PID)
 	}
 	return d
+}
+
+// serverCheckTimeout bounds doctor's wait for the wrapped servers: npx may
+// download a package first.
+const serverCheckTimeout = 30 * time.Second
+
+// diagnoseServers starts each wrapped server, lists its tools and stops it.
+func diagnoseServers(ctx context.Context, reg *capability.Registry, environ []string, newRelay NewRelay) []WrappedServer {
+	specs := mcpServers(reg)
+	if len(specs) == 0 {
+		return nil
+	}
+	r := Relay(noRelay{})
+	if newRelay != nil {
+		r = newRelay(environ, nil, nil)
+	}
+	defer r.Close()
+	r.Sync(specs, true)
+	ctx, cancel := context.WithTimeout(ctx, serverCheckTimeout)
+	defer cancel()
+	var ids []string
+	for _, c := range reg.Capabilities {
+		if c.MCP != nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	r.Ensure(ctx, ids)
+	return wrappedServers(r, reg)
 }
 
 func diagnoseRuntime(ctx context.Context, sb capability.Sandbox, environ []string) RuntimeInfo {

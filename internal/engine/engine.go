@@ -39,11 +39,20 @@ type Engine struct {
 	// server that is shutting down needs its own way to end them.
 	runs       context.Context
 	cancelRuns context.CancelFunc
+
+	// relay holds the sessions of wrapped MCP servers; onDemand: they start
+	// on a program's first import, not at Open.
+	relay    Relay
+	onDemand bool
+	closed   bool // guarded by reloadMu
 }
 
 // snapshot is what one load of the repository produced. It is immutable and
 // swapped as a whole, so a request sees one consistent state from start to end.
 type snapshot struct {
+	// base is the registry as loaded; reg is base with the wrapped
+	// servers' tools filled in, which everything else uses.
+	base    *capability.Registry
 	reg     *capability.Registry
 	sandbox *sandbox.Sandbox
 }
@@ -54,6 +63,12 @@ type Options struct {
 	// (through the config's passthrough list and declared variables only).
 	Environ []string
 	Logger  *slog.Logger
+	// NewRelay makes the client of the MCP servers capabilities wrap
+	// (relay.New, adapted); nil leaves them unavailable, each saying so.
+	NewRelay NewRelay
+	// ServersOnDemand starts wrapped MCP servers when a program imports
+	// them (omnidev exec) instead of in the background at Open (serve).
+	ServersOnDemand bool
 }
 
 // Open loads the repository at root, opens (or builds) its index and
@@ -72,19 +87,29 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(root, ".omni"), 0o755); err != nil {
-		return nil, fmt.Errorf("create .omni: %w", err)
+	// .omni/state is where capabilities and wrapped servers keep their
+	// files (MEMORY_FILE = ".omni/state/memory.json"); servers expect the
+	// folder to exist.
+	if err := os.MkdirAll(filepath.Join(root, ".omni", "state"), 0o755); err != nil {
+		return nil, fmt.Errorf("create .omni/state: %w", err)
 	}
 	if err := e.openIndex(ctx, reg); err != nil {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
-	sb, err := sandbox.Prepare(root, reg)
+	e.executor.Warm() // the worktree baseline, built in the background
+	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
+		e.Close()
+		return nil, err
+	}
+	full := e.withTools(reg)
+	sb, err := sandbox.Prepare(root, full)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
-	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
+	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	e.logLoad("loaded", reg, start, "index", e.index.Stats())
 	return e, nil
 }
@@ -155,17 +180,20 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 			source = "the " + r.TimeoutArg + " argument"
 		}
 	}
+	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
+	defer endRelay()
+	snap = e.snap.Load() // the servers it started may have listed their tools
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Sandbox:        snap.sandbox,
 		Runtime:        cfg.Runtime,
 		Command:        cfg.Command,
-		Env:            snap.reg.Env.Environ(),
+		Env:            append(snap.reg.Env.Environ(), relayEnv...),
 		Timeout:        timeout,
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
 		Isolation:      policy(cfg),
-		Progress:       r.Progress,
+		Progress:       progress,
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),
 	})
@@ -181,6 +209,10 @@ func secrets(reg *capability.Registry) []execute.Secret {
 				out = append(out, execute.Secret{Name: d.Name, Value: v.Value})
 			}
 		}
+	}
+	// A wrapped server may hand its own token back (an "env" tool).
+	for _, v := range reg.Withheld {
+		out = append(out, execute.Secret{Name: v.Name, Value: v.Value})
 	}
 	return out
 }
@@ -208,17 +240,21 @@ func (e *Engine) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reload: %w (keeping the last good configuration)", err)
 	}
-	sb, err := sandbox.Prepare(e.root, reg)
+	// Servers no longer enabled, or configured differently, stop here;
+	// the others keep their sessions.
+	e.relay.Sync(mcpServers(reg), !e.onDemand)
+	full := e.withTools(reg)
+	sb, err := sandbox.Prepare(e.root, full)
 	if err != nil {
 		return fmt.Errorf("reload: prepare sandbox: %w (keeping the last good configuration)", err)
 	}
-	stats, err := e.index.Update(ctx, reg)
+	stats, err := e.index.Update(ctx, full)
 	if err != nil {
 		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
 	}
-	e.snap.Store(&snapshot{reg: reg, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
 	e.logLoad("reloaded", reg, start, "index", stats)
-	e.reloaded(reg)
+	e.reloaded(full)
 	return nil
 }
 
@@ -248,11 +284,18 @@ func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time, 
 // executions return at once, cancelled.
 func (e *Engine) CancelRuns() { e.cancelRuns() }
 
-// Close cancels the runs, releases the executor's worktree tracking and
-// the index.
+// Close cancels the runs, stops the wrapped MCP servers, and releases the
+// executor's worktree tracking and the index.
 func (e *Engine) Close() error {
 	e.cancelRuns()
-	err := errors.Join(e.executor.Close(), e.index.Close())
+	e.reloadMu.Lock()
+	e.closed = true
+	e.reloadMu.Unlock()
+	var rerr error
+	if e.relay != nil {
+		rerr = e.relay.Close()
+	}
+	err := errors.Join(rerr, e.executor.Close(), e.index.Close())
 	if e.indexTmp != "" {
 		os.RemoveAll(e.indexTmp)
 	}

@@ -1,8 +1,8 @@
 package execute
 
 import (
+	"bytes"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/testrepo"
@@ -76,13 +78,12 @@ func BenchmarkRun(b *testing.B) {
 				}
 			}
 			status := func(b *testing.B) { testrepo.Git(b, root, "status", "--porcelain") }
-			var cached *gitIndex
+			indexes := newIndexReader(nil)
 			snapshot := func(b *testing.B) {
-				s, err := takeSnapshot(b.Context(), root, cached, slog.New(slog.DiscardHandler))
+				s, err := takeSnapshot(b.Context(), root, indexes)
 				if err != nil {
 					b.Fatal(err)
 				}
-				cached = s.index
 				f, err := os.OpenFile(filepath.Join(root, testrepo.Path(789)), os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
 					b.Fatal(err)
@@ -156,6 +157,14 @@ func rssMB() float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// selfCPU returns the CPU time used so far by this process, user and
+// system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // cpuTime returns the CPU time used so far by this process and its reaped
 // children, user and system.
 func cpuTime() time.Duration {
@@ -167,6 +176,229 @@ func cpuTime() time.Duration {
 		}
 	}
 	return total
+}
+
+// BenchmarkRunBesideGit measures a run's overhead over a bare `bun` while
+// git rewrites its index between runs, as a user working beside the agent
+// does: before each timed program, `git checkout -q -- . && git clean -fdq
+// && git status --porcelain` restores the worktree and refreshes the index.
+// It uses generated repositories of 1k and 10k (and, with
+// OMNIDEV_BENCH_LARGE=1, 50k) tracked files, and measures them in turn in
+// each iteration, so that load from other processes on a shared machine
+// hits every figure of a ratio alike:
+//
+//	overhead   <n>-overhead-ms: median of run - bun, both timed right
+//	           after the same git commands, with an Executor warmed long
+//	           before; <n>-x-1k: against the 1k repository's;
+//	           <n>-x-git-status: against the `git status --porcelain` of
+//	           those commands
+//	first-run  <n>-first-ms: the overhead of the first run of an Executor
+//	           warmed as the engine does when it opens (Warm), after 3 s
+//	           idle; <n>-x-steady: against a warmed-long-before
+//	           Executor's run measured beside it
+//
+// Each figure also comes as CPU time (ours and our children's: cpu-...),
+// which load inflates less than wall time, and <n>-self-cpu-ms is this
+// process's own CPU time in the run, without Bun's, whose variation from
+// run to run is larger than what the repository's size adds to ours.
+//
+// Run it with: go test -run '^$' -bench BenchmarkRunBesideGit -benchtime 9x ./internal/execute/
+func BenchmarkRunBesideGit(b *testing.B) {
+	benchEdit := testrepo.EditProgram()
+	bun := requireBun(b)
+	sizes := []int{1_000, 10_000}
+	if os.Getenv(largeBenchEnv) != "" {
+		sizes = append(sizes, 50_000)
+	}
+	type repo struct {
+		name    string
+		root    string
+		program string
+		req     Request
+		steady  *Executor
+	}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	var repos []*repo
+	for _, n := range sizes {
+		r := &repo{name: fmt.Sprintf("%dk", n/1000), root: testrepo.Generate(b, n)}
+		r.program = filepath.Join(b.TempDir(), "program.ts")
+		if err := os.WriteFile(r.program, []byte(benchEdit), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r.req = request(prepare(b, r.root), benchEdit)
+		r.req.Env = env
+		r.steady = New(r.root, nil)
+		defer r.steady.Close()
+		r.steady.Warm()
+		repos = append(repos, r)
+	}
+	bare := func(r *repo) func(*testing.B) {
+		return func(b *testing.B) {
+			cmd := exec.Command(bun, r.program)
+			cmd.Dir, cmd.Env = r.root, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("bun: %v\n%s", err, out)
+			}
+		}
+	}
+	run := func(r *repo, e *Executor) func(*testing.B) {
+		return func(b *testing.B) {
+			res, err := e.Run(b.Context(), r.req)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("run: %v %+v", err, res)
+			}
+			if len(res.Changes) != 4 {
+				b.Fatalf("run reported %+v, want the 3 edits and created.txt", res.Changes)
+			}
+		}
+	}
+	// restore is what the user's git does between runs; it returns the
+	// time of its `git status`.
+	restore := func(b *testing.B, r *repo) time.Duration {
+		testrepo.Git(b, r.root, "checkout", "-q", "--", ".")
+		testrepo.Git(b, r.root, "clean", "-fdq")
+		wall, _ := timed(b, func(b *testing.B) { testrepo.Git(b, r.root, "status", "--porcelain") })
+		return wall
+	}
+	// overhead times bare bun and op, each right after restore, and
+	// returns op's wall and CPU time beyond bun's, git status's time and
+	// this process's CPU time in op.
+	overhead := func(b *testing.B, r *repo, op func(*testing.B)) (wall, cpu, git, self time.Duration) {
+		restore(b, r)
+		bunWall, bunCPU := timed(b, bare(r))
+		git = restore(b, r)
+		self = selfCPU()
+		opWall, opCPU := timed(b, op)
+		return opWall - bunWall, opCPU - bunCPU, git, selfCPU() - self
+	}
+	// samples collects one figure per repository across iterations.
+	type samples map[string][]time.Duration
+	report := func(b *testing.B, s samples, name, unit string) time.Duration {
+		m := median(s[name])
+		b.ReportMetric(ms(m), name+"-"+unit)
+		return m
+	}
+
+	// One run each, untimed: the baselines are built, the caches warm.
+	for _, r := range repos {
+		restore(b, r)
+		run(r, r.steady)(b)
+	}
+
+	b.Run("overhead", func(b *testing.B) {
+		wall, cpu, git, self := samples{}, samples{}, samples{}, samples{}
+		for b.Loop() {
+			for _, r := range repos {
+				w, c, g, s := overhead(b, r, run(r, r.steady))
+				wall[r.name], cpu[r.name], git[r.name] = append(wall[r.name], w), append(cpu[r.name], c), append(git[r.name], g)
+				self[r.name] = append(self[r.name], s)
+			}
+		}
+		for _, r := range repos {
+			w, c := report(b, wall, r.name, "overhead-ms"), report(b, cpu, r.name, "overhead-cpu-ms")
+			s := report(b, self, r.name, "self-cpu-ms")
+			b.ReportMetric(float64(w)/float64(median(git[r.name])), r.name+"-x-git-status")
+			if r != repos[0] {
+				b.ReportMetric(float64(w)/float64(median(wall[repos[0].name])), r.name+"-x-1k")
+				b.ReportMetric(float64(c)/float64(median(cpu[repos[0].name])), r.name+"-cpu-x-1k")
+				b.ReportMetric(float64(s)/float64(median(self[repos[0].name])), r.name+"-self-x-1k")
+			}
+		}
+	})
+
+	b.Run("first-run", func(b *testing.B) {
+		const idle = 3 * time.Second
+		first, firstCPU, steady, steadyCPU := samples{}, samples{}, samples{}, samples{}
+		for b.Loop() {
+			fresh := make([]*Executor, len(repos))
+			for i, r := range repos {
+				fresh[i] = New(r.root, nil)
+				fresh[i].Warm()
+			}
+			time.Sleep(idle)
+			for i, r := range repos {
+				w, c, _, _ := overhead(b, r, run(r, r.steady))
+				steady[r.name], steadyCPU[r.name] = append(steady[r.name], w), append(steadyCPU[r.name], c)
+				w, c, _, _ = overhead(b, r, run(r, fresh[i]))
+				first[r.name], firstCPU[r.name] = append(first[r.name], w), append(firstCPU[r.name], c)
+				fresh[i].Close()
+			}
+		}
+		for _, r := range repos {
+			w, c := report(b, first, r.name, "first-ms"), report(b, firstCPU, r.name, "first-cpu-ms")
+			b.ReportMetric(float64(w)/float64(median(steady[r.name])), r.name+"-x-steady")
+			b.ReportMetric(float64(c)/float64(median(steadyCPU[r.name])), r.name+"-cpu-x-steady")
+		}
+	})
+}
+
+// BenchmarkIndexRead reads a git index of 50k entries three ways: after a
+// rewrite that changed three entries' stat data (what `git status` or `git
+// checkout -- .` leave behind), whole (a first read, or a rewrite that
+// added or removed entries), and with go-git's decoder, which this
+// package used before.
+//
+// Run it with: go test -run '^$' -bench BenchmarkIndexRead -benchtime 20x ./internal/execute/
+func BenchmarkIndexRead(b *testing.B) {
+	const n = 50_000
+	root := testrepo.New(b, map[string]string{"a.txt": "a\n"})
+	blob := strings.TrimSpace(testrepo.Git(b, root, "hash-object", "-w", "a.txt"))
+	var entries strings.Builder
+	for i := range n {
+		fmt.Fprintf(&entries, "100644 %s\t%s\n", blob, testrepo.Path(i))
+	}
+	gitStdin(b, root, entries.String(), "update-index", "--index-info")
+	r, err := openRepository(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(r.gitDir, "index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The same index, rewritten with three entries' mtimes changed.
+	rewritten := r
+	rewritten.gitDir = b.TempDir()
+	f, err := parseIndexFile(bytes.Clone(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	changed := bytes.Clone(data)
+	for _, i := range []int{0, 123, 456} {
+		changed[f.entries[i].off+entryMtime+3]++
+	}
+	if err := os.WriteFile(filepath.Join(rewritten.gitDir, "index"), changed, 0o644); err != nil {
+		b.Fatal(err)
+	}
+
+	b.Run("rewrite", func(b *testing.B) {
+		ir := newIndexReader(nil)
+		first := ir.read(b.Context(), r)
+		if first.len() != n+1 {
+			b.Fatalf("%d entries, want %d", first.len(), n+1)
+		}
+		for i := 0; b.Loop(); i++ {
+			next := []repository{rewritten, r}[i%2]
+			if x := ir.read(b.Context(), next); !x.sameFiles(first) || x.changed == nil {
+				b.Fatal("the rewrite was decoded again")
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			if newIndexReader(nil).read(b.Context(), r).len() != n+1 {
+				b.Fatal("entries missing")
+			}
+		}
+	})
+	b.Run("go-git", func(b *testing.B) {
+		for b.Loop() {
+			var idx index.Index
+			if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil || len(idx.Entries) != n+1 {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // callGap is the pause between two calls in BenchmarkIsolation: an agent

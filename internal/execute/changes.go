@@ -6,7 +6,6 @@ import (
 	"crypto/sha1"
 	"hash"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
@@ -121,15 +119,18 @@ type snapshot struct {
 
 // takeSnapshot records every file below root that a run could report:
 // stat data for all of them, and for those that differ from the index (or
-// are untracked) their content or its hash, within bounds. cached is the
-// previous run's index, reused if the index file has not changed.
-func takeSnapshot(ctx context.Context, root string, cached *gitIndex, logger *slog.Logger) (*snapshot, error) {
+// are untracked) their content or its hash, within bounds. indexes (nil:
+// a reader of its own) reads the git index.
+func takeSnapshot(ctx context.Context, root string, indexes *indexReader) (*snapshot, error) {
 	start := time.Now()
 	r, err := openRepository(root)
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{root: root, git: r, index: readIndex(r, cached, logger)}
+	if indexes == nil {
+		indexes = newIndexReader(nil)
+	}
+	s := &snapshot{root: root, git: r, index: indexes.read(ctx, r)}
 	t := &tree{root: root, topDir: r.topDir, index: s.index, base: basePatterns(root, r)}
 	found, err := t.walk(ctx)
 	if err != nil {
@@ -144,20 +145,24 @@ func takeSnapshot(ctx context.Context, root string, cached *gitIndex, logger *sl
 // the bytes of the copies held.
 func (s *snapshot) fill(found []walkedFile, start time.Time, budget *atomic.Int64) {
 	racyAfter := start.Add(-racyWindow).UnixNano()
-	s.files = make([]baseline, len(found))
+	// Room for the files runs will add: growing the slice copies every
+	// record (5 MB at 50k files), which the first run to create a file
+	// would pay.
+	s.files = make([]baseline, len(found), len(found)+len(found)/8+64)
 	var toRead []int
 	for i, f := range found {
 		b := &s.files[i]
 		*b = baseline{rel: f.rel, stat: f.stat, racy: f.stat.mtime >= racyAfter}
-		if f.entry != nil && s.index.matchesIndex(f.entry, f.stat) {
-			b.kind, b.hash = inIndex, f.entry.Hash
+		if f.tracked && s.index.matchesIndex(f.entry, f.stat) {
+			b.kind, b.hash = inIndex, f.entry.hash
 			continue
 		}
 		toRead = append(toRead, i)
 	}
 	parallel(len(toRead), func(i int) {
 		b := &s.files[toRead[i]]
-		if !s.readBaseline(b, found[toRead[i]].entry, budget) {
+		f := &found[toRead[i]]
+		if !s.readBaseline(b, f.entry, f.tracked, budget) {
 			b.rel = "" // deleted since the walk, before the run: not the run's doing
 		}
 	})
@@ -170,11 +175,11 @@ func (s *snapshot) fill(found []walkedFile, start time.Time, budget *atomic.Int6
 
 // readBaseline reads a file that is not known to match the index and
 // records what the run's changes will be compared against. It returns
-// false when the file is gone.
-func (s *snapshot) readBaseline(b *baseline, e *index.Entry, budget *atomic.Int64) bool {
+// false when the file is gone. e is its index entry, if tracked.
+func (s *snapshot) readBaseline(b *baseline, e indexEntry, tracked bool, budget *atomic.Int64) bool {
 	st := b.stat
 	if st.size > maxCopyBytes {
-		if e == nil || e.Size != uint32(st.size) || (e.Mode == filemode.Symlink) != st.isLink() {
+		if !tracked || e.size != uint32(st.size) || (e.mode == filemode.Symlink) != st.isLink() {
 			// Not worth reading: too large to copy, and it differs from
 			// any blob we could compare its hash with.
 			b.kind = unread
@@ -185,7 +190,7 @@ func (s *snapshot) readBaseline(b *baseline, e *index.Entry, budget *atomic.Int6
 			return !isNotExist(err)
 		}
 		b.kind, b.hash = hashed, h
-		if h == e.Hash {
+		if h == e.hash {
 			b.kind = inIndex
 		}
 		return true
@@ -199,7 +204,7 @@ func (s *snapshot) readBaseline(b *baseline, e *index.Entry, budget *atomic.Int6
 		return true
 	}
 	h := blobHash(data)
-	if e != nil && h == e.Hash {
+	if tracked && h == e.hash {
 		b.kind, b.hash = inIndex, h
 		return true
 	}
@@ -390,12 +395,12 @@ func (s *snapshot) beforeContent(b *baseline) ([]byte, bool) {
 
 // blob reads a blob from the repository's object store.
 func (s *snapshot) blob(h plumbing.Hash) ([]byte, bool) {
-	if s.git.repo == nil {
+	if s.git.store == nil {
 		return nil, false
 	}
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
-	obj, err := s.git.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	obj, err := s.git.store.EncodedObject(plumbing.BlobObject, h)
 	if err != nil || obj.Size() > maxDiffBytes {
 		return nil, false
 	}

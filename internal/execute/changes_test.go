@@ -3,7 +3,6 @@ package execute
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -98,7 +97,7 @@ func TestChanges(t *testing.T) {
 			for _, op := range tt.before {
 				op(t, root)
 			}
-			snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
+			snap, err := takeSnapshot(t.Context(), root, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +298,7 @@ func TestChangesBelowWorktreeTop(t *testing.T) {
 		"proj/omni/x.txt": "x\n",
 	})
 	root := filepath.Join(top, "proj")
-	snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
+	snap, err := takeSnapshot(t.Context(), root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +329,7 @@ func TestChangesGlobalExcludes(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "a\n"})
 	check := func(name string, want []Change) {
 		t.Helper()
-		snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
+		snap, err := takeSnapshot(t.Context(), root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,22 +418,22 @@ func TestResultJSON(t *testing.T) {
 // index file is unchanged, and read again once git writes it.
 func TestReadIndexCache(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "a\n"})
-	logger := slog.New(slog.DiscardHandler)
 	r, err := openRepository(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := readIndex(r, nil, logger)
-	if first == nil || first.entry("a.txt") == nil {
+	indexes := newIndexReader(nil)
+	first := indexes.read(t.Context(), r)
+	if !first.tracked("a.txt") {
 		t.Fatalf("index lacks a.txt: %+v", first)
 	}
-	if again := readIndex(r, first, logger); again != first {
+	if again := indexes.read(t.Context(), r); again != first {
 		t.Error("an unchanged index was decoded again")
 	}
 	testrepo.WriteFiles(t, root, map[string]string{"b.txt": "b\n"})
 	testrepo.Git(t, root, "add", "b.txt")
-	next := readIndex(r, first, logger)
-	if next == first || next.entry("b.txt") == nil {
+	next := indexes.read(t.Context(), r)
+	if next == first || !next.tracked("b.txt") {
 		t.Error("a changed index was not read again")
 	}
 }
@@ -446,7 +445,7 @@ func TestReadIndexCache(t *testing.T) {
 func TestChangesRacy(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"tracked.txt": "aaaa\n"})
 	testrepo.WriteFiles(t, root, map[string]string{"tracked.txt": "bbbb\n", "untracked.txt": "cccc\n"})
-	snap, err := takeSnapshot(t.Context(), root, nil, slog.New(slog.DiscardHandler))
+	snap, err := takeSnapshot(t.Context(), root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,24 +45,39 @@ type Executor struct {
 	// lock serializes runs with other processes' (see runLock); taken
 	// while holding turn.
 	lock runLock
-	// index is the git index the last run decoded, reused while the index
-	// file is unchanged. Guarded by turn, as is everything below.
-	index *gitIndex
-	// runs counts the runs that finished. The first run walks the
-	// worktree before and after; from the second on, a tracker keeps the
-	// baseline between runs (see tracker): a single run, as the CLI's
-	// exec does, never pays for watching a worktree it will not see again.
-	runs    int
+	// life ends at Close: it stops a baseline being built in the
+	// background.
+	life context.Context
+	end  context.CancelFunc
+	// indexes reads the git index, reused while the index file is
+	// unchanged. Guarded by turn, as is everything below.
+	indexes *indexReader
+	// tracker keeps the baseline between runs (see tracker). Without
+	// Warm, the first run walks the worktree before and after, and the
+	// tracker's baseline is built in the background after it: a single
+	// run, as the CLI's exec does, never waits for watching a worktree it
+	// will not see again.
 	tracker *tracker
+	// build is the tracker's baseline being built in the background; until
+	// it is done, it owns the tracker. nil when none is.
+	build *backgroundBuild
 	// spare is an isolated run started in advance for the next run (see
 	// prepareSpare); nil when there is none.
 	spare *process
-	// noTrackUntil: after the watcher was found unavailable, runs walk
-	// until then.
+	// noTrackUntil: after the tracker failed, runs walk until then.
 	noTrackUntil time.Time
-	closed       bool
+	// failing is set once a tracker failure was warned about, until the
+	// tracker works again: the warning is said once.
+	failing bool
+	closed  bool
 	// addWatch replaces inotify_add_watch in tests; nil is the real one.
 	addWatch func(fd int, path string, mask uint32) (int, error)
+}
+
+// backgroundBuild is a build of the tracker's baseline off the run path.
+type backgroundBuild struct {
+	done chan struct{} // closed when it ends
+	err  error         // set before done is closed
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -74,8 +89,22 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
+	life, end := context.WithCancel(context.Background())
 	return &Executor{root: root, iso: isolate.New(), logger: logger, turn: make(chan struct{}, 1),
-		lock: runLock{path: filepath.Join(root, ".omni", "run.lock")}}
+		lock: runLock{path: filepath.Join(root, ".omni", "run.lock")},
+		life: life, end: end, indexes: newIndexReader(logger)}
+}
+
+// Warm starts building, in the background, the baseline that lets runs
+// report their changes in O(changes), and returns. A server calls it when
+// it starts, so that its first run neither walks the worktree twice nor
+// waits for a walk. A run that comes while the build is under way waits
+// for it: the build is a walk already partly done, where falling back
+// would cost a walk before the run and another after it.
+func (e *Executor) Warm() {
+	e.turn <- struct{}{}
+	defer func() { <-e.turn }()
+	e.startBuild()
 }
 
 // Request is one program to run. The caller resolves configuration: Run
@@ -119,6 +148,9 @@ type Request struct {
 type Progress struct {
 	Elapsed                  time.Duration
 	StdoutBytes, StderrBytes int64
+	// Message, when set, is a wrapped MCP tool's progress message,
+	// forwarded by the engine rather than measured by Run.
+	Message string
 }
 
 // Result is what a run did. A program that failed is a normal Result with a
@@ -213,21 +245,27 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	// The runtime boots, held at the gate, while the worktree is recorded.
 	t1 := time.Now()
-	tracked := e.tracking()
+	if err := e.awaitBuild(ctx); err != nil {
+		p.abort()
+		return nil, fmt.Errorf("wait for the worktree baseline: %w", err)
+	}
+	tracked := e.tracker != nil && !e.closed
 	var before *snapshot
 	if tracked {
 		if before, err = e.tracker.prepare(ctx); err != nil {
+			if ctx.Err() != nil {
+				err = nil // not the tracker's failure; the walk fails too
+			}
 			e.stopTracking(err)
 			tracked = false
 		}
 	}
 	if !tracked {
-		if before, err = takeSnapshot(ctx, e.root, e.index, e.logger); err != nil {
+		if before, err = takeSnapshot(ctx, e.root, e.indexes); err != nil {
 			p.abort()
 			return nil, fmt.Errorf("record the worktree before the run: %w", err)
 		}
 	}
-	e.index = before.index
 	if err := p.run.Ready(); err != nil {
 		p.abort()
 		if !spare {
@@ -274,7 +312,14 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		e.stopTracking(nil)
 		return nil, fmt.Errorf("find what the run changed: %w", err)
 	}
-	e.runs++
+	if tracked && e.tracker != nil {
+		e.failing = false
+	}
+	// The next run needs a baseline: this one's was rebuilt if events
+	// could not tell what the run changed, or there was none.
+	if e.tracker == nil || e.tracker.stale {
+		e.startBuild()
+	}
 	if req.Isolation != nil {
 		go e.prepareSpare(prog, req.Isolation)
 	}
@@ -337,13 +382,19 @@ func (e *Executor) prepareSpare(prog isolate.Program, policy *isolate.Policy) {
 	e.spare = p
 }
 
-// Close stops keeping track of the worktree between runs (it releases the
-// inotify instance and the baseline). It waits for a run in progress.
-// Runs after Close still work, walking the worktree before and after.
+// Close stops keeping track of the worktree between runs (it stops a
+// baseline being built and releases the inotify instance and the
+// baseline). It waits for a run in progress. Runs after Close still work,
+// walking the worktree before and after.
 func (e *Executor) Close() error {
+	e.end()
 	e.turn <- struct{}{}
 	defer func() { <-e.turn }()
 	e.closed = true
+	if e.build != nil {
+		<-e.build.done
+		e.build = nil
+	}
 	e.stopTracking(nil)
 	if e.spare != nil {
 		e.spare.abort()
@@ -352,33 +403,74 @@ func (e *Executor) Close() error {
 	return nil
 }
 
-// tracking reports whether this run uses the tracker, creating it on the
-// second run.
-func (e *Executor) tracking() bool {
-	if e.closed || e.runs == 0 || time.Now().Before(e.noTrackUntil) {
-		return false
+// startBuild builds the tracker's baseline from scratch in the background,
+// unless the Executor is closed, backing off after a failure, or building
+// already. Called under the turn.
+func (e *Executor) startBuild() {
+	if e.closed || e.build != nil || time.Now().Before(e.noTrackUntil) {
+		return
 	}
 	if e.tracker == nil {
 		e.tracker = newTracker(e.root, e.logger, e.addWatch)
+		e.tracker.indexes = e.indexes
 	}
-	return true
+	b := &backgroundBuild{done: make(chan struct{})}
+	e.build = b
+	k := e.tracker
+	go func() {
+		defer close(b.done)
+		start := time.Now()
+		if b.err = k.build(e.life); b.err == nil {
+			e.logger.Debug("worktree baseline built", "files", len(k.snap.pos), "dirs", len(k.dirs),
+				"duration", time.Since(start).Round(time.Microsecond))
+		}
+	}()
 }
 
-// stopTracking drops the tracker after err (nil: on purpose). When the
-// inotify limits are the cause, runs walk the worktree for a while.
+// awaitBuild waits for a baseline being built in the background, under
+// the turn, and stops tracking if the build failed. It returns ctx's error
+// if ctx ends first; the build goes on.
+func (e *Executor) awaitBuild(ctx context.Context) error {
+	b := e.build
+	if b == nil {
+		return nil
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.build = nil
+	if b.err != nil {
+		e.stopTracking(b.err)
+	}
+	return nil
+}
+
+// stopTracking drops the tracker after err (nil: on purpose). After a
+// failure, runs walk the worktree for a while: whatever made the tracker
+// fail (the inotify limits, a folder it cannot handle) rarely goes away
+// within seconds, and every try costs a walk. The first failure is
+// warned about; those that follow until the tracker works again are not.
 func (e *Executor) stopTracking(err error) {
 	if e.tracker != nil {
 		e.tracker.close()
 		e.tracker = nil
 	}
-	switch {
-	case errors.Is(err, errWatchLimit):
-		e.noTrackUntil = time.Now().Add(trackerRetry)
-		e.logger.Warn("file watcher unavailable; finding what runs changed by walking the worktree",
-			"err", err, "retry", trackerRetry)
-	case err != nil:
-		e.logger.Warn("cannot keep track of the worktree; walking it for this run", "err", err)
+	if err == nil {
+		return
 	}
+	e.noTrackUntil = time.Now().Add(trackerRetry)
+	level := slog.LevelWarn
+	if e.failing {
+		level = slog.LevelDebug
+	}
+	e.failing = true
+	msg := "cannot keep track of the worktree; finding what runs changed by walking it"
+	if errors.Is(err, errWatchLimit) {
+		msg = "file watcher unavailable; finding what runs changed by walking the worktree"
+	}
+	e.logger.Log(context.Background(), level, msg, "err", err, "retry", trackerRetry)
 }
 
 func validate(req Request) error {

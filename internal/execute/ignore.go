@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -18,20 +17,18 @@ import (
 // root's parent.
 func basePatterns(root string, r repository) []gitignore.Pattern {
 	var ps []gitignore.Pattern
-	if path := excludesFile(r.repo); path != "" {
+	if path := excludesFile(r.store); path != "" {
 		ps = append(ps, readPatterns(path, nil)...)
 	}
-	if r.repo == nil {
+	if r.store == nil {
 		return ps
 	}
-	if st, ok := r.repo.Storer.(*filesystem.Storage); ok {
-		// Through go-git's filesystem: in a linked worktree, info/ lives in
-		// the main repository's git folder.
-		if f, err := st.Filesystem().Open("info/exclude"); err == nil {
-			data, _ := io.ReadAll(f)
-			f.Close()
-			ps = append(ps, parsePatterns(data, nil)...)
-		}
+	// Through go-git's filesystem: in a linked worktree, info/ lives in
+	// the main repository's git folder.
+	if f, err := r.store.Filesystem().Open("info/exclude"); err == nil {
+		data, _ := io.ReadAll(f)
+		f.Close()
+		ps = append(ps, parsePatterns(data, nil)...)
 	}
 	top := root
 	for range r.topDir {
@@ -50,7 +47,7 @@ func basePatterns(root string, r repository) []gitignore.Pattern {
 // else $XDG_CONFIG_HOME/git/ignore. go-git's LoadGlobalPatterns reads only
 // ~/.gitconfig and misses the XDG default, which is where most users'
 // global ignores live.
-func excludesFile(repo *git.Repository) string {
+func excludesFile(store *filesystem.Storage) string {
 	home, _ := os.UserHomeDir()
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
@@ -62,8 +59,8 @@ func excludesFile(repo *git.Repository) string {
 		}
 		return p
 	}
-	if repo != nil {
-		if cfg, err := repo.Config(); err == nil {
+	if store != nil {
+		if cfg, err := store.Config(); err == nil {
 			if p := cfg.Raw.Section("core").Option("excludesfile"); p != "" {
 				return expand(p)
 			}

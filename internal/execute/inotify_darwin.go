@@ -26,6 +26,7 @@ const (
 	inMovedFrom  = 0x40
 	inMovedTo    = 0x80
 	inIsDir      = 0x40000000
+	inAttrib     = 0x4
 )
 
 func newInotify(func(int, string, uint32) (int, error)) (*inotify, error) {

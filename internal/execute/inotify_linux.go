@@ -127,4 +127,5 @@ const (
 	inMovedFrom  = unix.IN_MOVED_FROM
 	inMovedTo    = unix.IN_MOVED_TO
 	inIsDir      = unix.IN_ISDIR
+	inAttrib     = unix.IN_ATTRIB
 )

@@ -10,8 +10,5 @@ import (
 // TestMain lets the test binary serve as the sandbox's init, as omnidev's
 // own binary does for isolated runs.
 func TestMain(m *testing.M) {
-	if isolate.IsInit(os.Args) {
-		os.Exit(isolate.Init())
-	}
-	os.Exit(m.Run())
+	os.Exit(isolate.InitOr(m.Run))
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,9 +19,9 @@ import (
 )
 
 // trackerRetry is how long an Executor walks the worktree after the
-// tracker could not watch it (inotify limits) before trying again. The
-// limits are lifted by an administrator or by other programs releasing
-// watches, neither within seconds; a try costs one walk.
+// tracker failed (the inotify limits, most often) before trying again.
+// The limits are lifted by an administrator or by other programs
+// releasing watches, neither within seconds; a try costs one walk.
 const trackerRetry = 30 * time.Second
 
 // compactAfter: removed records are left as holes in the baseline until
@@ -45,12 +46,16 @@ const compactAfter = 1024
 // a .gitignore, the excludes, a nested repository or the tracked set of an
 // ignored folder changed, or the root itself moved. Then a run's report
 // comes from a full walk compared with the baseline, exactly as without a
-// tracker, and the baseline is rebuilt by a walk before the next run.
+// tracker, and the baseline is rebuilt by a walk before the next run (in
+// the background: see Executor.startBuild).
 //
-// A tracker is used under its Executor's turn: no lock, no goroutine.
+// A tracker is used under its Executor's turn, or by the one goroutine
+// that builds its baseline in the background, which owns it until the
+// build is done: no lock.
 type tracker struct {
 	root     string
 	logger   *slog.Logger
+	indexes  *indexReader
 	addWatch func(fd int, path string, mask uint32) (int, error)
 
 	in      *inotify // nil: not built
@@ -88,7 +93,7 @@ type touched struct {
 }
 
 func newTracker(root string, logger *slog.Logger, addWatch func(fd int, path string, mask uint32) (int, error)) *tracker {
-	return &tracker{root: root, logger: logger, addWatch: addWatch}
+	return &tracker{root: root, logger: logger, indexes: newIndexReader(logger), addWatch: addWatch}
 }
 
 // prepare brings the baseline up to date with every change made since the
@@ -106,8 +111,7 @@ func (k *tracker) prepare(ctx context.Context) (*snapshot, error) {
 		c.full = k.checkRules()
 	}
 	if c.full == "" {
-		idx := readIndex(k.snap.git, k.snap.index, k.logger)
-		if idx != k.snap.index {
+		if idx := k.indexes.read(ctx, k.snap.git); idx != k.snap.index {
 			c.full = k.indexChanged(idx, c)
 		}
 	}
@@ -182,11 +186,7 @@ func (k *tracker) build(ctx context.Context) error {
 		k.close()
 		return err
 	}
-	var cached *gitIndex
-	if k.snap != nil && k.snap.git.repo != nil {
-		cached = k.snap.index
-	}
-	s := &snapshot{root: k.root, git: r, index: readIndex(r, cached, k.logger)}
+	s := &snapshot{root: k.root, git: r, index: k.indexes.read(ctx, r)}
 	t := &tree{root: k.root, topDir: r.topDir, index: s.index, base: basePatterns(k.root, r)}
 	var (
 		mu         sync.Mutex
@@ -195,10 +195,17 @@ func (k *tracker) build(ctx context.Context) error {
 	dirs, wds := make(map[string]watchedDir), make(map[int32]string)
 	t.enter = func(dir string) error {
 		wd, err := in.watch(k.path(dir))
-		if err != nil {
-			if isNotExist(err) {
-				return nil // gone: the read fails too
-			}
+		switch {
+		case err == nil:
+		case isNotExist(err):
+			return nil // gone: the read fails too
+		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+			// Not readable to us (inotify needs read permission, as
+			// listing does): left out, as the walk leaves out a folder
+			// it cannot read.
+			k.logger.Debug("skipping a folder that cannot be watched", "dir", dir, "err", err)
+			return errSkipDir
+		default:
 			return err
 		}
 		mu.Lock()
@@ -249,11 +256,7 @@ func (k *tracker) close() {
 		k.cleanup.Stop()
 		k.in.close()
 	}
-	k.in, k.tree, k.dirs, k.wds = nil, nil, nil, nil
-	if k.snap != nil {
-		// Keep the decoded index: the next build reuses it if unchanged.
-		k.snap = &snapshot{root: k.root, git: k.snap.git, index: k.snap.index}
-	}
+	k.in, k.tree, k.snap, k.dirs, k.wds = nil, nil, nil, nil, nil
 	k.copied.Store(0)
 }
 
@@ -297,14 +300,19 @@ func (k *tracker) collect() (*touched, error) {
 			return
 		}
 		if ev.mask&inIsDir != 0 {
+			_, watched := k.dirs[rel]
 			switch {
 			case ev.mask&(inCreate|inMovedTo) != 0:
-				if _, ok := k.dirs[rel]; ok {
+				if watched {
 					c.goneDirs = append(c.goneDirs, rel) // replaced
 				}
 				c.newDirs = append(c.newDirs, rel)
 			case ev.mask&(inDelete|inMovedFrom) != 0:
 				c.goneDirs = append(c.goneDirs, rel)
+			case ev.mask&inAttrib != 0 && !watched:
+				// Perhaps readable now: a folder that could not be
+				// watched or read is scanned when its mode changes.
+				c.newDirs = append(c.newDirs, rel)
 			}
 			return
 		}
@@ -326,24 +334,35 @@ func (k *tracker) checkRules() string {
 // indexChanged adopts a new git index. Records hold content (a blob hash is
 // a statement about content, true whatever the index says later), so only
 // files that became tracked or untracked matter: an ignored file is in the
-// baseline only while tracked. It returns why a rebuild is needed, if it is.
+// baseline only while tracked. A rewrite that left the tracked files as
+// they were (`git status` refreshing stat data, `git checkout -- .`, `git
+// add` of a tracked file) costs nothing here. It returns why a rebuild is
+// needed, if it is.
 func (k *tracker) indexChanged(idx *gitIndex, c *touched) string {
-	var old, cur []string
-	if k.snap.index != nil {
-		old = k.snap.index.tracked
+	prev := k.snap.index
+	k.snap.index, k.tree.index = idx, idx
+	if prev.sameFiles(idx) {
+		return ""
+	}
+	var old, cur []indexName
+	var oldSparse, curSparse []string
+	if prev != nil {
+		old, oldSparse = prev.names.ents, prev.names.sparse
 	}
 	if idx != nil {
-		cur = idx.tracked
+		cur, curSparse = idx.names.ents, idx.names.sparse
 	}
-	k.snap.index, k.tree.index = idx, idx
+	if !slices.Equal(oldSparse, curSparse) {
+		return "the sparse checkout changed"
+	}
 	for i, j := 0, 0; i < len(old) || j < len(cur); {
 		var rel string
 		switch {
-		case j == len(cur) || i < len(old) && old[i] < cur[j]:
-			rel = old[i]
+		case j == len(cur) || i < len(old) && old[i].rel < cur[j].rel:
+			rel = old[i].rel
 			i++
-		case i == len(old) || cur[j] < old[i]:
-			rel = cur[j]
+		case i == len(old) || cur[j].rel < old[i].rel:
+			rel = cur[j].rel
 			j++
 		default:
 			i++
@@ -457,7 +476,7 @@ func (k *tracker) visible(rel string, isDir bool) bool {
 	if isDir {
 		return !ignored || k.tree.index.hasBelow(rel)
 	}
-	return !ignored || k.tree.index.entry(rel) != nil
+	return !ignored || k.tree.index.tracked(rel)
 }
 
 // absorb records the candidates as they are now: what the next run's
@@ -472,10 +491,10 @@ func (k *tracker) absorb(cands []candidate) {
 		}
 		b := &recs[i]
 		*b = baseline{rel: c.rel, stat: c.after, racy: c.after.mtime >= racyAfter}
-		e := k.snap.index.entry(c.rel)
-		if e != nil && k.snap.index.matchesIndex(e, c.after) {
-			b.kind, b.hash = inIndex, e.Hash
-		} else if !k.snap.readBaseline(b, e, &k.copied) {
+		e, tracked := k.snap.index.entry(c.rel)
+		if tracked && k.snap.index.matchesIndex(e, c.after) {
+			b.kind, b.hash = inIndex, e.hash
+		} else if !k.snap.readBaseline(b, e, tracked, &k.copied) {
 			b.rel = "" // gone meanwhile
 		}
 	})

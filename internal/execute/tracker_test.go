@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,6 +194,46 @@ func TestTrackerFolders(t *testing.T) {
 			fast:    true,
 		},
 		{
+			name:  "git checkout, clean and status between runs",
+			files: map[string]string{"a.txt": "1\n", "src/b.txt": "b\n"},
+			between: []fsOp{
+				appendTo("a.txt", "editor\n"), write("src/new.txt", "n\n"), mkdir("tmp/deep"), write("tmp/deep/x.txt", "x\n"),
+				gitCmd("checkout", "-q", "--", "."), gitCmd("clean", "-fdq"), gitCmd("status", "--porcelain"),
+			},
+			run:  []fsOp{appendTo("a.txt", "2\n"), write("src/new.txt", "n2\n")},
+			want: []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}, {Path: "src/new.txt", Status: StatusAdded, Insertions: 1}},
+			fast: true,
+		},
+		{
+			name:    "an edited file added to the index between runs",
+			files:   map[string]string{"a.txt": "1\n", "b.txt": "b\n"},
+			between: []fsOp{appendTo("a.txt", "editor\n"), gitCmd("add", "a.txt")},
+			run:     []fsOp{appendTo("a.txt", "2\n")},
+			want:    []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}},
+			fast:    true,
+		},
+		{
+			name:    "a file renamed in the index between runs",
+			files:   map[string]string{"a.txt": "1\n", "z.txt": "z\n"},
+			between: []fsOp{gitCmd("mv", "a.txt", "b.txt"), gitCmd("rm", "-q", "--cached", "z.txt")},
+			run:     []fsOp{appendTo("b.txt", "2\n"), appendTo("z.txt", "2\n")},
+			want:    []Change{{Path: "b.txt", Status: StatusModified, Insertions: 1}, {Path: "z.txt", Status: StatusModified, Insertions: 1}},
+			fast:    true,
+		},
+		{
+			name:  "the index split between runs",
+			files: map[string]string{".gitignore": "build/\n", "a.txt": "1\n", "c.txt": "c\n"},
+			between: []fsOp{
+				write("build/out.txt", "o\n"), gitCmd("add", "-f", "build/out.txt"), gitCmd("update-index", "--split-index"),
+				appendTo("c.txt", "editor\n"), gitCmd("add", "c.txt"), gitCmd("status", "--porcelain"),
+			},
+			run: []fsOp{appendTo("build/out.txt", "2\n"), appendTo("c.txt", "2\n"), write("build/other.txt", "x\n")},
+			want: []Change{
+				{Path: "build/out.txt", Status: StatusModified, Insertions: 1},
+				{Path: "c.txt", Status: StatusModified, Insertions: 1},
+			},
+		},
+		{
 			name:    "a .gitignore edited between runs",
 			files:   map[string]string{".gitignore": "*.log\n"},
 			between: []fsOp{write("x.log", "l\n"), write(".gitignore", "*.tmp\n")},
@@ -257,8 +300,9 @@ func wantChanges(t *testing.T, res *Result, want []Change) {
 	}
 }
 
-// TestRunTracksBetweenRuns goes through the real runtime: from the second
-// run on the tracker keeps the baseline; what others change between runs
+// TestRunTracksBetweenRuns goes through the real runtime: the first run
+// walks and starts building the baseline in the background; from the
+// second run on the tracker keeps it; what others change between runs
 // (an editor, git) is never the next run's; a file changed and changed
 // back is not reported; a rename is a deletion and an addition; and the
 // steady runs walk nothing.
@@ -270,13 +314,13 @@ func TestRunTracksBetweenRuns(t *testing.T) {
 	defer e.Close()
 	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "2\n");`),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
-	if e.tracker != nil {
-		t.Fatal("the first run started a tracker")
+	if e.build == nil {
+		t.Fatal("the first run did not start building the baseline")
 	}
 	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "3\n");`),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
 	if e.tracker == nil {
-		t.Fatal("the second run did not start a tracker")
+		t.Fatal("the second run did not use a tracker")
 	}
 
 	// Someone else, between runs.
@@ -310,7 +354,8 @@ appendFileSync("topic.txt", "u\n");
 
 // TestRunOverflow: a run that creates 20,000 files overflows the kernel's
 // event queue (16,384 by default); the report falls back to a full walk
-// and stays exact, and the next run is exact again.
+// and stays exact, the baseline is rebuilt in the background, and the next
+// run is exact again.
 func TestRunOverflow(t *testing.T) {
 	requireBun(t)
 	const n = 20_000
@@ -347,6 +392,9 @@ for (let i = 0; i < %d; i++) writeFileSync("gen/f" + i + ".txt", "x\n");
 	}
 	if !strings.Contains(log.String(), "verifying the whole worktree") {
 		t.Errorf("the log does not say the report fell back to a walk:\n%s", log.String())
+	}
+	if e.build == nil {
+		t.Error("the baseline is not being rebuilt in the background after the fallback")
 	}
 	wantChanges(t, runOK(t, e, root, `import { appendFileSync, rmSync } from "node:fs";
 appendFileSync("a.txt", "2\n"); rmSync("gen/f7.txt");`), []Change{
@@ -420,4 +468,259 @@ func TestExecutorClose(t *testing.T) {
 	if e.tracker != nil {
 		t.Error("a run after Close started a tracker")
 	}
+}
+
+// TestRunSplitAndSparseIndex: with a split index or a sparse index, a
+// tracked file in an ignored folder is still the repository's, and a run
+// that edits it reports it - whether the run walks (the first) or is
+// tracked (the next ones), and after git rewrote the index between runs.
+func TestRunSplitAndSparseIndex(t *testing.T) {
+	requireBun(t)
+	for _, tt := range []struct {
+		name  string
+		setup []fsOp
+	}{
+		{"split", []fsOp{gitCmd("update-index", "--split-index"), appendTo("src/a.txt", "x\n"), gitCmd("add", "src/a.txt")}},
+		{"sparse", []fsOp{gitCmd("sparse-checkout", "init", "--cone", "--sparse-index"), gitCmd("sparse-checkout", "set", "src", "build")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := testrepo.New(t, map[string]string{".gitignore": "build/\n", "src/a.txt": "a\n", "other/o.txt": "o\n"})
+			write("build/out.txt", "out\n")(t, root)
+			gitCmd("add", "-f", "build/out.txt")(t, root)
+			gitCmd("commit", "-q", "-m", "build output")(t, root)
+			for _, op := range tt.setup {
+				op(t, root)
+			}
+			var log testrepo.Buffer
+			e := New(root, debugLogger(&log))
+			defer e.Close()
+			edit := `import { appendFileSync, writeFileSync } from "node:fs";
+appendFileSync("build/out.txt", "more\n");
+writeFileSync("build/ignored.txt", "x\n");
+`
+			want := []Change{{Path: "build/out.txt", Status: StatusModified, Insertions: 1}}
+			wantChanges(t, runOK(t, e, root, edit), want)
+			wantChanges(t, runOK(t, e, root, edit), want)
+			gitCmd("add", "-f", "build/out.txt")(t, root)
+			gitCmd("status", "--porcelain")(t, root)
+			wantChanges(t, runOK(t, e, root, edit), want)
+			if e.tracker == nil || e.tracker.walks != 1 {
+				t.Errorf("runs were not tracked from the second on:\n%s", log.String())
+			}
+			if strings.Contains(log.String(), "level=WARN") {
+				t.Errorf("warnings:\n%s", log.String())
+			}
+		})
+	}
+}
+
+// TestRunCommitsItsChanges: a program that commits what it changed
+// rewrites the index before its report; the report is still what it
+// changed, and the next run does not report it again.
+func TestRunCommitsItsChanges(t *testing.T) {
+	requireBun(t)
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "b.txt": "b\n"})
+	e := New(root, nil)
+	defer e.Close()
+	e.Warm()
+	code := `import { appendFileSync, writeFileSync } from "node:fs";
+appendFileSync("a.txt", "2\n");
+writeFileSync("new.txt", "n\n");
+for (const args of [["add", "-A"], ["commit", "-q", "-m", "from the program"], ["status", "--porcelain"]]) {
+	const p = Bun.spawnSync(["git", ...args], { env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "p", GIT_AUTHOR_EMAIL: "p@example.com", GIT_COMMITTER_NAME: "p", GIT_COMMITTER_EMAIL: "p@example.com" } });
+	if (p.exitCode !== 0) throw new Error(p.stderr.toString());
+}
+`
+	wantChanges(t, runOK(t, e, root, code), []Change{
+		{Path: "a.txt", Status: StatusModified, Insertions: 1},
+		{Path: "new.txt", Status: StatusAdded, Insertions: 1},
+	})
+	// new.txt is written again with the same content: not a change.
+	wantChanges(t, runOK(t, e, root, code), []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	if got := runOK(t, e, root, "export function main() { return 0; }\n"); len(got.Changes) > 0 {
+		t.Errorf("the next run, which did nothing, reported %+v", got.Changes)
+	}
+}
+
+// failWatch makes e's inotify refuse to watch folders named name with
+// err, and counts the watches asked for.
+func failWatch(e *Executor, name string, err error) *atomic.Int64 {
+	var calls atomic.Int64
+	e.addWatch = func(fd int, path string, mask uint32) (int, error) {
+		calls.Add(1)
+		if filepath.Base(path) == name {
+			return -1, err
+		}
+		return unix.InotifyAddWatch(fd, path, mask)
+	}
+	return &calls
+}
+
+// TestRunUnwatchableFolder: a folder inotify refuses to watch for lack of
+// permission is left out as an unreadable folder is: the tracker works,
+// without a warning or a walk per run. (TestRunUnreadableFolder has the
+// real case, as an ordinary user.)
+func TestRunUnwatchableFolder(t *testing.T) {
+	requireBun(t)
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "locked/x.txt": "x\n", "locked/deep/y.txt": "y\n"})
+	var log testrepo.Buffer
+	e := New(root, debugLogger(&log))
+	defer e.Close()
+	failWatch(e, "locked", unix.EACCES)
+	e.Warm()
+	for i := range 3 {
+		wantChanges(t, runOK(t, e, root, fmt.Sprintf(`import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "%d\n");`, i)),
+			[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	}
+	if e.tracker == nil || e.tracker.walks != 1 {
+		t.Errorf("the tracker did not keep the baseline:\n%s", log.String())
+	}
+	if _, ok := e.tracker.snap.pos["locked/x.txt"]; ok {
+		t.Error("a file in the unwatchable folder is in the baseline")
+	}
+	if strings.Contains(log.String(), "level=WARN") {
+		t.Errorf("warnings:\n%s", log.String())
+	}
+}
+
+// unreadableChildEnv marks the re-executed test binary of
+// TestRunUnreadableFolder, running as an ordinary user.
+const unreadableChildEnv = "OMNIDEV_TEST_UNREADABLE_CHILD"
+
+// TestRunUnreadableFolder: as an ordinary user, a folder without read
+// permission (chmod 000) can be neither listed nor watched; runs are
+// tracked all the same, without warnings, and once the folder is readable
+// again (its mode changed between runs) its files are the baseline's and a
+// run's edit of one is reported. Run as root, the test re-executes itself
+// as nobody, for whom permissions apply.
+func TestRunUnreadableFolder(t *testing.T) {
+	requireBun(t)
+	if os.Getuid() == 0 {
+		runAsNobody(t, "TestRunUnreadableFolder", unreadableChildEnv)
+		return
+	}
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "locked/x.txt": "x\n"})
+	chmod("locked", 0)(t, root)
+	defer chmod("locked", 0o755)(t, root) // so that the temporary folder can be removed
+	var log testrepo.Buffer
+	e := New(root, debugLogger(&log))
+	defer e.Close()
+	e.Warm()
+	for i := range 2 {
+		wantChanges(t, runOK(t, e, root, fmt.Sprintf(`import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "%d\n");`, i)),
+			[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	}
+	chmod("locked", 0o755)(t, root)
+	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("locked/x.txt", "more\n");`),
+		[]Change{{Path: "locked/x.txt", Status: StatusModified, Insertions: 1}})
+	if e.tracker == nil || e.tracker.walks != 1 {
+		t.Errorf("the tracker did not keep the baseline:\n%s", log.String())
+	}
+	if strings.Contains(log.String(), "level=WARN") {
+		t.Errorf("warnings:\n%s", log.String())
+	}
+}
+
+// runAsNobody runs the test named name again in a copy of the test binary
+// as user and group 65534, with env set, and fails if it does not pass.
+func runAsNobody(t *testing.T, name, env string) {
+	t.Helper()
+	dir := t.TempDir()
+	// The test binary's own folder is root's alone.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "execute.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(home, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, env + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// TestRunTrackerBackOff: after the tracker fails to build for any reason
+// (here an error inotify has no business returning), runs walk for a while
+// without trying again at every run, and the failure is warned about
+// once.
+func TestRunTrackerBackOff(t *testing.T) {
+	requireBun(t)
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "odd/x.txt": "x\n"})
+	var log testrepo.Buffer
+	e := New(root, debugLogger(&log))
+	defer e.Close()
+	calls := failWatch(e, "odd", unix.EINVAL)
+	e.Warm()
+	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "1\n");`),
+		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	tried := calls.Load()
+	for i := range 3 {
+		wantChanges(t, runOK(t, e, root, fmt.Sprintf(`import { appendFileSync } from "node:fs"; appendFileSync("odd/x.txt", "%d\n");`, i)),
+			[]Change{{Path: "odd/x.txt", Status: StatusModified, Insertions: 1}})
+	}
+	if calls.Load() != tried {
+		t.Errorf("the tracker was tried again: %d watches, then %d", tried, calls.Load())
+	}
+	if n := strings.Count(log.String(), "level=WARN"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
+	}
+	if e.tracker != nil {
+		t.Error("the tracker is still in use")
+	}
+}
+
+// TestWarm: a warmed Executor's first run is tracked - whether it comes
+// once the baseline is built or while it is being built - and exact;
+// changes made between Warm and the run are not the run's. Close stops a
+// build under way.
+func TestWarm(t *testing.T) {
+	requireBun(t)
+	for _, wait := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
+			root := testrepo.Generate(t, 2_000)
+			var log testrepo.Buffer
+			e := New(root, debugLogger(&log))
+			defer e.Close()
+			e.Warm()
+			if wait {
+				<-e.build.done
+				appendTo(testrepo.Path(7), "editor\n")(t, root)
+				write("notes.txt", "n\n")(t, root)
+			}
+			wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("`+testrepo.Path(7)+`", "run\n");`),
+				[]Change{{Path: testrepo.Path(7), Status: StatusModified, Insertions: 1}})
+			if e.tracker == nil || e.tracker.walks != 1 || !strings.Contains(log.String(), "tracked=true") {
+				t.Errorf("the first run was not tracked:\n%s", log.String())
+			}
+		})
+	}
+	t.Run("close", func(t *testing.T) {
+		root := testrepo.Generate(t, 2_000)
+		e := New(root, nil)
+		e.Warm()
+		e.Close()
+		if e.tracker != nil || e.build != nil {
+			t.Error("Close left the tracker or its build")
+		}
+		wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("`+testrepo.Path(7)+`", "run\n");`),
+			[]Change{{Path: testrepo.Path(7), Status: StatusModified, Insertions: 1}})
+	})
 }

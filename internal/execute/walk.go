@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +57,8 @@ type tree struct {
 	// enter, if set, is called with each folder before it is read (the
 	// tracker watches it there, so that whatever changes after the read is
 	// reported) and listed with what applied inside it once it has been.
-	// An error from enter ends the walk with that error.
+	// An error from enter ends the walk with that error, except
+	// errSkipDir, which leaves the folder out as if it could not be read.
 	enter  func(dir string) error
 	listed func(dir string, patterns []gitignore.Pattern, ok bool)
 }
@@ -85,9 +85,11 @@ func (t *tree) walk(ctx context.Context) ([]walkedFile, error) {
 		if t.enter != nil {
 			if err := t.enter(dir); err != nil {
 				<-sem
-				mu.Lock()
-				enterErr = cmp.Or(enterErr, err)
-				mu.Unlock()
+				if err != errSkipDir {
+					mu.Lock()
+					enterErr = cmp.Or(enterErr, err)
+					mu.Unlock()
+				}
 				return
 			}
 		}
@@ -116,10 +118,14 @@ func (t *tree) walk(ctx context.Context) ([]walkedFile, error) {
 	return files, nil
 }
 
+// errSkipDir, returned by tree.enter, leaves a folder out of the walk.
+var errSkipDir = errors.New("skip this folder")
+
 type walkedFile struct {
-	rel   string
-	stat  fileStat
-	entry *index.Entry // the file's index entry; nil when untracked
+	rel     string
+	stat    fileStat
+	entry   indexEntry // the file's index entry, when tracked
+	tracked bool
 }
 
 type walkedDir struct {
@@ -186,11 +192,11 @@ func (t *tree) readDir(dir string, patterns []gitignore.Pattern) (files []walked
 			}
 			dirs = append(dirs, walkedDir{rel: rel, patterns: patterns})
 		case unix.S_IFREG, unix.S_IFLNK:
-			entry := t.index.entry(rel)
-			if entry == nil && matcher.Match(append(components, e.name), false) {
+			entry, tracked := t.index.entry(rel)
+			if !tracked && matcher.Match(append(components, e.name), false) {
 				continue
 			}
-			files = append(files, walkedFile{rel: rel, entry: entry, stat: fileStatOf(&st)})
+			files = append(files, walkedFile{rel: rel, entry: entry, tracked: tracked, stat: fileStatOf(&st)})
 		}
 		// Sockets, FIFOs and devices are not content git (or we) can track.
 	}

@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"errors"
+	"os"
 	"strings"
 )
 
@@ -13,6 +14,17 @@ const InitArg = "__omnidev_sandbox"
 // IsInit reports whether a process started with args (os.Args) is the
 // sandbox's init.
 func IsInit(args []string) bool { return len(args) > 1 && args[1] == InitArg }
+
+// InitOr runs this process as the sandbox's init when IsInit says so, and
+// run otherwise; it returns the exit code. It is for TestMain functions
+// whose tests start isolated programs from the test binary itself:
+// os.Exit(isolate.InitOr(m.Run)).
+func InitOr(run func() int) int {
+	if IsInit(os.Args) {
+		return Init()
+	}
+	return run()
+}
 
 // HelperName is the small binary New looks for beside the running one to
 // serve as the init; see cmd/omnidev-sandbox.

@@ -5,17 +5,21 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"hash"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
 // document is what bleve indexes for one capability, skill, doc or rule. Its
 // bleve id is its source tag (see source); the json names are the bleve field
 // names of the mapping (see newMapping).
 type document struct {
-	// Kind is KindCapability, KindSkill, KindDoc or KindRule; kept only as a
+	// Kind is KindCapability, KindSkill, KindDoc, KindRule or KindTool; kept only as a
 	// keyword to filter on.
 	Kind string `json:"kind"`
 	// Name is how the document is referred to: a capability's id and module;
@@ -79,6 +83,9 @@ func documents(reg *capability.Registry) map[string]document {
 				Body:  d.Body,
 			})
 		}
+		for _, t := range toolDocuments(c) {
+			add(source(KindTool, c.ID, t.name), t.doc)
+		}
 		for _, r := range c.Rules {
 			add(source(KindRule, c.ID, r.Name), document{
 				Kind:  KindRule,
@@ -89,6 +96,46 @@ func documents(reg *capability.Registry) map[string]document {
 		}
 	}
 	return docs
+}
+
+type toolDocument struct {
+	name string
+	doc  document
+}
+
+// toolDocuments returns a document per tool of the server c wraps: its
+// MCP name and function name, title, description, and its parameters'
+// names and descriptions, which are what an agent searches for.
+func toolDocuments(c *capability.Capability) []toolDocument {
+	if len(c.Tools) == 0 {
+		return nil
+	}
+	fns := tsgen.Identifiers(c.Tools)
+	out := make([]toolDocument, len(c.Tools))
+	for i, t := range c.Tools {
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		json.Unmarshal(t.InputSchema, &schema) // a schema that does not parse just has no parameters to show
+		var params strings.Builder
+		for _, name := range slices.Sorted(maps.Keys(schema.Properties)) {
+			params.WriteString(name)
+			if d := schema.Properties[name].Description; d != "" {
+				params.WriteString(": " + d)
+			}
+			params.WriteString("\n")
+		}
+		out[i] = toolDocument{name: t.Name, doc: document{
+			Kind:        KindTool,
+			Name:        c.ID + " " + t.Name + " " + fns[i],
+			Title:       cmp.Or(t.Title, t.Name),
+			Description: t.Description,
+			Body:        params.String(),
+		}}
+	}
+	return out
 }
 
 // hasher computes document hashes. One hasher serves a whole update: the

@@ -15,11 +15,13 @@ const (
 	KindSkill      = "skill"
 	KindDoc        = "doc"
 	KindRule       = "rule"
+	// KindTool is a tool of an MCP server a capability wraps.
+	KindTool = "tool"
 )
 
 // Kinds returns every document kind, in the order results list them.
 func Kinds() []string {
-	return []string{KindCapability, KindSkill, KindDoc, KindRule}
+	return []string{KindCapability, KindSkill, KindDoc, KindRule, KindTool}
 }
 
 // Bounds of a Request.

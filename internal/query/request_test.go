@@ -25,7 +25,7 @@ func TestValidate(t *testing.T) {
 		{
 			name: "unknown kind",
 			req:  Request{Kinds: []string{"doc", "docs"}},
-			want: []string{`unknown kind "docs": valid kinds are capability, skill, doc, rule`},
+			want: []string{`unknown kind "docs": valid kinds are capability, skill, doc, rule, tool`},
 		},
 		{
 			name: "every problem at once",

@@ -72,8 +72,12 @@ type CapabilitySummary struct {
 	Rules []string `json:"rules,omitempty"`
 	// NoTypes is set when the capability has code but no type definitions.
 	NoTypes bool `json:"no_types,omitempty"`
+	// Tools is the number of tools of the MCP server the capability wraps
+	// (absent for other capabilities).
+	Tools *int `json:"tools,omitempty"`
 	// Error says why the capability cannot be used; importing its module
-	// fails with the same sentence.
+	// fails with the same sentence. For a wrapped MCP server it is why its
+	// tools are unknown (it cannot start, or is starting).
 	Error string `json:"error,omitempty"`
 }
 
@@ -327,6 +331,13 @@ func summaries(caps []*capability.Capability) []CapabilitySummary {
 			Description: c.Description,
 			NoTypes:     c.Entry != "" && strings.TrimSpace(c.Types) == "" && c.Error == "",
 			Error:       c.Error,
+		}
+		if c.MCP != nil {
+			n := len(c.Tools)
+			s.Tools = &n
+			if s.Error == "" {
+				s.Error = c.ToolsError
+			}
 		}
 		for _, sk := range c.Skills {
 			s.Skills = append(s.Skills, oneLine(sk.Name+": "+sk.Description))

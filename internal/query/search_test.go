@@ -264,7 +264,7 @@ func TestSearchKinds(t *testing.T) {
 	}{
 		{kinds: []string{KindRule}, want: []string{KindRule}},
 		{kinds: []string{KindSkill, KindCapability}, want: []string{KindSkill, KindCapability}},
-		{kinds: nil, want: Kinds()},
+		{kinds: nil, want: []string{KindCapability, KindSkill, KindDoc, KindRule}}, // the fixture wraps no MCP server
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.kinds, ","), func(t *testing.T) {

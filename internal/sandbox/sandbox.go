@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
 // Names inside the sandbox folder.
@@ -131,13 +132,19 @@ type Sandbox struct {
 type module struct {
 	name string
 	dir  string // absolute capability folder
+	// files, when set, make the module a generated folder (a capability
+	// that wraps an MCP server) instead of a link to dir.
+	files map[string]string
 	// unavailable, when set, is why the capability cannot run: the module
 	// is then a stub whose import throws it (see stubModule).
 	unavailable string
 }
 
-// stubEntry is the entry file of a stub module.
-const stubEntry = "index.js"
+// Entries of generated modules: a wrapped server's, and a stub's.
+const (
+	generatedEntry = "index.ts"
+	stubEntry      = "index.js"
+)
 
 // Prepare builds <root>/.omni/sandbox for the enabled capabilities of reg:
 // one node_modules/<module> link per capability (links of capabilities no
@@ -160,6 +167,22 @@ func Prepare(root string, reg *capability.Registry) (*Sandbox, error) {
 			return nil, fmt.Errorf("capability %s: folder %q is not an absolute path", c.ID, c.Dir)
 		}
 		owner[c.Module] = c.ID
+		if c.MCP != nil && len(c.Tools) == 0 && c.ToolsError != "" {
+			// No tool to export: a named import would fail at link time with
+			// the runtime's "export not found"; the stub says why instead.
+			s.modules = append(s.modules, module{name: c.Module, unavailable: fmt.Sprintf("capability %s (module %q): its MCP server is unavailable: %s", c.ID, c.Module, c.ToolsError)})
+			imports[c.Module] = "./" + nodeModules + "/" + c.Module + "/" + stubEntry
+			continue
+		}
+		if c.MCP != nil {
+			s.modules = append(s.modules, module{name: c.Module, dir: c.Dir, files: map[string]string{
+				generatedEntry: tsgen.Module(c.ID, c.Tools),
+				"index.d.ts":   tsgen.Declaration(c.Module, c.Tools),
+				packageFile:    fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", c.Module, generatedEntry),
+			}})
+			imports[c.Module] = "./" + nodeModules + "/" + c.Module + "/" + generatedEntry
+			continue
+		}
 		s.modules = append(s.modules, module{name: c.Module, dir: c.Dir})
 		if c.Entry != "" {
 			// Deno resolves import-map targets as URLs, lexically, against
@@ -322,6 +345,13 @@ func (s *Sandbox) writeGeneration() (string, error) {
 			}
 			continue
 		}
+		if m.files != nil {
+			if err := writeModule(link, m.files); err != nil {
+				os.RemoveAll(gen)
+				return "", fmt.Errorf("write module %s: %w", m.name, err)
+			}
+			continue
+		}
 		physDir, err := filepath.EvalSymlinks(m.dir)
 		if err != nil {
 			// A missing folder still gets its link: the import then fails
@@ -338,6 +368,19 @@ func (s *Sandbox) writeGeneration() (string, error) {
 		}
 	}
 	return gen, nil
+}
+
+// writeModule writes a generated module's folder.
+func writeModule(dir string, files map[string]string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stubModule writes the folder of a module that cannot run: importing it

@@ -338,3 +338,29 @@ func TestUnavailableModuleThrows(t *testing.T) {
 		t.Errorf("bun exited %d with %q; want 1 and %q", exit, out, want)
 	}
 }
+
+// A capability that wraps an MCP server gets a generated module: its tools
+// as functions, which reject clearly when no relay is there to reach.
+func TestBunResolvesGeneratedModule(t *testing.T) {
+	root := t.TempDir()
+	c := &capability.Capability{ID: "wrapped", Module: "wrapped", Dir: filepath.Join(root, "omni", "capabilities", "wrapped"),
+		MCP: &capability.MCPServer{Transport: capability.TransportStdio, Command: "srv"}}
+	c = c.WithTools([]capability.Tool{{Name: "get-sum", InputSchema: []byte(`{"type":"object"}`)}}, "")
+	s, err := Prepare(root, registry(root, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := `import { getSum, tools } from "wrapped";
+export async function main() {
+  console.log(JSON.stringify(tools.map((t) => [t.name, t.function])));
+  try { await getSum({ a: 1 }); } catch (e) { console.log("rejected: " + e.message); }
+}
+`
+	if err := s.WriteMain(code); err != nil {
+		t.Fatal(err)
+	}
+	out, exit := runBun(t.Context(), t, root, s)
+	if exit != 0 || !strings.Contains(out, `[["get-sum","getSum"]]`) || !strings.Contains(out, "rejected: omnidev relay unavailable") {
+		t.Fatalf("bun exited %d with output %q; want the tool list and a clear rejection", exit, out)
+	}
+}

@@ -96,10 +96,14 @@ func isAgentError(err error) bool {
 // notifications, the elapsed milliseconds serving as the growing progress value.
 func progressReporter(ctx context.Context, ss *mcp.ServerSession, token any) func(execute.Progress) {
 	return func(p execute.Progress) {
+		msg := p.Message
+		if msg == "" {
+			msg = fmt.Sprintf("running for %s; %d bytes of stdout, %d of stderr", p.Elapsed.Round(100*time.Millisecond), p.StdoutBytes, p.StderrBytes)
+		}
 		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 			ProgressToken: token,
 			Progress:      float64(p.Elapsed.Milliseconds()),
-			Message:       fmt.Sprintf("running for %s; %d bytes of stdout, %d of stderr", p.Elapsed.Round(100*time.Millisecond), p.StdoutBytes, p.StderrBytes),
+			Message:       msg,
 		})
 	}
 }

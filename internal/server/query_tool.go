@@ -18,7 +18,7 @@ type queryParams struct {
 	Query        string       `json:"query,omitempty" jsonschema:"Words to search for in the capabilities' names, docs, skills and rules; typos and word forms still match, quote a phrase to match it exactly. Leave empty for a summary of every enabled capability with its TypeScript type definitions."`
 	Limit        queryLimit   `json:"limit,omitempty" jsonschema:"How many results to return at most, from 1 to 100 (default 10)."`
 	IncludeTypes bool         `json:"include_types,omitempty" jsonschema:"Also return the TypeScript declarations (declare module blocks) of the capabilities found."`
-	Kinds        []resultKind `json:"kinds,omitempty" jsonschema:"Return only these kinds of result: capability, skill, doc, rule (default: all)."`
+	Kinds        []resultKind `json:"kinds,omitempty" jsonschema:"Return only these kinds of result: capability, skill, doc, rule, tool (default: all)."`
 }
 
 // queryLimit is omni_query's limit. Its schema carries the bounds and the

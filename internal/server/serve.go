@@ -26,6 +26,8 @@ type ServeOptions struct {
 	Token string
 	// Transport replaces stdio (tests); ignored with HTTPAddr.
 	Transport mcp.Transport
+	// NewRelay is the client of wrapped MCP servers (see engine.Options).
+	NewRelay engine.NewRelay
 }
 
 // Serve runs the MCP server until ctx is cancelled or, on stdio, the client
@@ -57,7 +59,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 	}()
 	start := time.Now()
-	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger})
+	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger, NewRelay: o.NewRelay})
 	if err != nil {
 		if ctx.Err() != nil {
 			logger.Info("server stopped", "reason", "signal", "uptime", time.Since(start).Round(time.Millisecond))

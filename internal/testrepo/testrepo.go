@@ -59,6 +59,9 @@ func New(tb testing.TB, files map[string]string) string {
 	root := tb.TempDir()
 	WriteFiles(tb, root, files)
 	Git(tb, root, "init", "-q", "-b", "main")
+	// No `git gc --auto` in the background: after a big commit it would
+	// pack objects while a test reads them or removes the folder.
+	Git(tb, root, "config", "gc.auto", "0")
 	Git(tb, root, "add", "-A")
 	Git(tb, root, "commit", "-q", "--allow-empty", "-m", "initial")
 	// The index was written in the same second as the files: make them

@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/tsgen"
+)
+
+// Relay is the MCP client side the engine drives (internal/relay, given by
+// the caller through Options.NewRelay so that the engine itself stays free
+// of MCP): sessions to the servers that capabilities wrap, and the socket
+// programs call them through.
+type Relay interface {
+	// Listen serves programs on the Unix socket at path, which they reach
+	// as rel from the repository root.
+	Listen(path, rel string) error
+	// Sync makes the servers those of servers (capability ID -> server),
+	// starting new ones in the background when start is true.
+	Sync(servers map[string]*capability.MCPServer, start bool)
+	// Ensure starts the servers ids and waits until each listed its tools
+	// or failed to, or ctx is done.
+	Ensure(ctx context.Context, ids []string)
+	// State reports one server.
+	State(id string) (tools []capability.Tool, started, ready bool, err error)
+	// BeginRun registers a run: env goes into its program's environment,
+	// progress receives its calls' progress messages, and end cancels its
+	// calls still in flight.
+	BeginRun(ctx context.Context, progress func(string)) (env []string, end func())
+	Close() error
+}
+
+// NewRelay makes a Relay; onChange is called after a server's tools or
+// state changed.
+type NewRelay func(environ []string, logger *slog.Logger, onChange func(id string)) Relay
+
+// noRelay stands in when no NewRelay was given: a wrapped capability is
+// listed with an error saying so.
+type noRelay struct{}
+
+var errNoRelay = errors.New("this omnidev has no MCP client to start wrapped servers with")
+
+func (noRelay) Listen(string, string) error                               { return nil }
+func (noRelay) Sync(map[string]*capability.MCPServer, bool)               {}
+func (noRelay) Ensure(context.Context, []string)                          {}
+func (noRelay) BeginRun(context.Context, func(string)) ([]string, func()) { return nil, func() {} }
+func (noRelay) Close() error                                              { return nil }
+func (noRelay) State(string) ([]capability.Tool, bool, bool, error) {
+	return nil, false, true, errNoRelay
+}
+
+// relaySocket is the relay's socket relative to the repository root, where
+// programs run: a relative path fits in sun_path however deep the
+// repository is, and .omni/ stays visible (read-only) inside the sandbox.
+func relaySocket() string {
+	return filepath.Join(".omni", "relay", strconv.Itoa(os.Getpid())+".sock")
+}
+
+// openRelay starts the relay and its socket; Open starts the servers once
+// the first snapshot is in place, since their tools update it.
+func (e *Engine) openRelay(newRelay NewRelay, onDemand bool) error {
+	e.relay = Relay(noRelay{})
+	if newRelay != nil {
+		e.relay = newRelay(e.environ, e.logger, e.toolsChanged)
+	}
+	rel := relaySocket()
+	if err := e.relay.Listen(filepath.Join(e.root, rel), rel); err != nil {
+		return err
+	}
+	e.onDemand = onDemand
+	return nil
+}
+
+func mcpServers(reg *capability.Registry) map[string]*capability.MCPServer {
+	m := make(map[string]*capability.MCPServer)
+	for _, c := range reg.Capabilities {
+		if c.MCP != nil {
+			m[c.ID] = c.MCP
+		}
+	}
+	return m
+}
+
+// withTools returns reg with each wrapped server's tools (or error) and
+// generated type definitions filled in. reg itself is not modified.
+func (e *Engine) withTools(reg *capability.Registry) *capability.Registry {
+	out := *reg
+	out.Capabilities = make([]*capability.Capability, len(reg.Capabilities))
+	for i, c := range reg.Capabilities {
+		if c.MCP == nil {
+			out.Capabilities[i] = c
+			continue
+		}
+		tools, _, ready, err := e.relay.State(c.ID)
+		msg := ""
+		switch {
+		case err != nil:
+			msg = err.Error()
+		case !ready:
+			msg = "starting: its tools are listed as soon as the server answers"
+		}
+		cp := c.WithTools(tools, msg)
+		if len(tools) > 0 {
+			cp.Types = tsgen.Declaration(c.Module, tools)
+		}
+		out.Capabilities[i] = cp
+	}
+	return &out
+}
+
+// toolsChanged re-derives the snapshot after a wrapped server listed its
+// tools, changed them or failed: the index and the generated modules
+// follow, so that a new tool is searchable and importable by the next run.
+func (e *Engine) toolsChanged(id string) {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	if e.closed {
+		return
+	}
+	start := time.Now()
+	snap := e.snap.Load()
+	reg := e.withTools(snap.base)
+	sb, err := sandbox.Prepare(e.root, reg)
+	if err != nil {
+		e.logger.Error("regenerate modules after a wrapped server changed", "capability", id, "error", err)
+		return
+	}
+	stats, err := e.index.Update(context.Background(), reg)
+	if err != nil {
+		e.logger.Error("index tools after a wrapped server changed", "capability", id, "error", err)
+		return
+	}
+	e.snap.Store(&snapshot{base: snap.base, reg: reg, sandbox: sb})
+	e.reloaded(reg)
+	e.logger.Info("wrapped server tools updated", "capability", id, "duration", time.Since(start).Round(time.Microsecond), "index", stats)
+}
+
+// importedServers returns the IDs of the wrapped capabilities whose module
+// the program names in a string literal: those it may import.
+func importedServers(reg *capability.Registry, code string) []string {
+	var ids []string
+	for _, c := range reg.Capabilities {
+		if c.MCP != nil && (strings.Contains(code, `"`+c.Module+`"`) || strings.Contains(code, `'`+c.Module+`'`)) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// StartServers starts every wrapped server (those not started yet) and
+// waits until each has listed its tools, or failed to, and the index and
+// modules follow: for a one-shot query, which must show what a server would.
+func (e *Engine) StartServers(ctx context.Context) {
+	var ids []string
+	for _, c := range e.Registry().Capabilities {
+		if c.MCP != nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	e.relay.Ensure(ctx, ids)
+}
+
+// beginRelayRun readies the servers the program imports and registers the
+// run with the relay; it returns the variables to add to the program's
+// environment, the progress callback to give the executor, and end, which
+// cancels the run's calls still in flight.
+func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func()) {
+	ids := importedServers(reg, code)
+	if len(ids) == 0 {
+		return nil, progress, func() {}
+	}
+	e.relay.Ensure(ctx, ids)
+	if progress == nil {
+		env, end = e.relay.BeginRun(ctx, nil)
+		return env, nil, end
+	}
+	// The executor's reports and the servers' come from different
+	// goroutines; the callback is promised never to run concurrently.
+	// Progress values must grow: the two sources measure elapsed time
+	// from different moments, so each report is kept above the last one.
+	var mu sync.Mutex
+	var last time.Duration
+	started := time.Now()
+	guarded = func(p execute.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Elapsed <= last {
+			p.Elapsed = last + time.Millisecond
+		}
+		last = p.Elapsed
+		progress(p)
+	}
+	env, end = e.relay.BeginRun(ctx, func(msg string) {
+		guarded(execute.Progress{Elapsed: time.Since(started), Message: msg})
+	})
+	return env, guarded, end
+}
+
+// WrappedServer is one wrapped MCP server as doctor shows it.
+type WrappedServer struct {
+	Capability string
+	Target     string
+	Started    bool
+	Tools      int
+	Err        error
+}
+
+// WrappedServers reports the wrapped servers of the current registry.
+func (e *Engine) WrappedServers() []WrappedServer {
+	return wrappedServers(e.relay, e.Registry())
+}
+
+func wrappedServers(r Relay, reg *capability.Registry) []WrappedServer {
+	var out []WrappedServer
+	for _, c := range reg.Capabilities {
+		if c.MCP == nil {
+			continue
+		}
+		tools, started, ready, err := r.State(c.ID)
+		if err == nil && !ready {
+			err = errors.New("did not answer in time")
+		}
+		out = append(out, WrappedServer{Capability: c.ID, Target: c.MCP.Target(), Started: started, Tools: len(tools), Err: err})
+	}
+	return out
+}

@@ -1,0 +1,10 @@
+// Package tsgen writes the TypeScript of a capability that wraps an MCP
+// server: the module a program imports (one async function per tool, plus
+// call and tools) and its `declare module` block, generated from the tools'
+// JSON Schemas.
+//
+// Function names follow one stable rule (see Identifiers), so that a
+// program written against a server keeps working while the server adds
+// tools. It knows nothing of MCP sessions: the module reaches omnidev
+// through the relay's socket, named by environment variables.
+package tsgen

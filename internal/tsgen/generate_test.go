@@ -1,0 +1,110 @@
+package tsgen
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/omnidev/omnidev/internal/capability"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixtureTools reads testdata/tools.json; schemas are JSON objects there.
+func fixtureTools(t *testing.T) []capability.Tool {
+	t.Helper()
+	data, err := os.ReadFile("testdata/tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []struct {
+		Name, Title, Description  string
+		InputSchema, OutputSchema json.RawMessage
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	tools := make([]capability.Tool, len(raw))
+	for i, r := range raw {
+		tools[i] = capability.Tool{Name: r.Name, Title: r.Title, Description: r.Description, InputSchema: r.InputSchema, OutputSchema: r.OutputSchema}
+	}
+	return tools
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", name, got)
+	}
+}
+
+func TestDeclarationGolden(t *testing.T) {
+	golden(t, "fixture.d.ts.golden", Declaration("fixture", fixtureTools(t)))
+}
+
+func TestModuleGolden(t *testing.T) {
+	golden(t, "fixture.ts.golden", Module("fixture", fixtureTools(t)))
+}
+
+func TestIdentifier(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"get-sum", "getSum"},
+		{"get_sum", "getSum"},
+		{"getSum", "getSum"},
+		{"GetSum", "getSum"},
+		{"HTTP_GET", "httpGet"},
+		{"read.file v2", "readFileV2"},
+		{"3d", "_3d"},
+		{"delete", "delete_"},
+		{"call", "call_"},
+		{"tools", "tools_"},
+		{"%%", "tool"},
+		{"héllo-wörld", "hLloWRld"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Identifier(tt.name); got != tt.want {
+				t.Errorf("Identifier(%q) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIdentifiersCollisions(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools []string
+		want  []string
+	}{
+		{"the exact name keeps it", []string{"get-sum", "getSum", "get_sum"}, []string{"getSum_2", "getSum", "getSum_3"}},
+		{"else the first by name", []string{"get_sum", "get-sum"}, []string{"getSum_2", "getSum"}},
+		{"the others by name", []string{"a_b", "aB", "a-b"}, []string{"aB_3", "aB", "aB_2"}},
+		{"order of listing does not matter", []string{"a_b", "a-b"}, []string{"aB_2", "aB"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tools := make([]capability.Tool, len(tt.tools))
+			for i, n := range tt.tools {
+				tools[i].Name = n
+			}
+			got := Identifiers(tools)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Identifiers(%q) = %q, want %q", tt.tools, got, tt.want)
+			}
+		})
+	}
+}
