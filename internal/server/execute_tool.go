@@ -58,7 +58,7 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 			IdempotentHint:  false,
 			OpenWorldHint:   boolPtr(true),
 		},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (*mcp.CallToolResult, *execute.Result, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, p executeParams) (*mcp.CallToolResult, any, error) {
 		if rc := requests.context(req.Extra); rc != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)

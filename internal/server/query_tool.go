@@ -69,7 +69,7 @@ func addQueryTool(s *mcp.Server, e *engine.Engine) error {
 			IdempotentHint: true,
 			OpenWorldHint:  boolPtr(false),
 		},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (*mcp.CallToolResult, *query.Result, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (*mcp.CallToolResult, any, error) {
 		req := query.Request{Query: p.Query, Limit: int(p.Limit), IncludeTypes: p.IncludeTypes}
 		for _, k := range p.Kinds {
 			req.Kinds = append(req.Kinds, string(k))

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -238,5 +240,65 @@ func TestTextNotHTMLEscaped(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(got), &decoded); err != nil || !strings.Contains(decoded.TypeDefinitions, "export type Both = A & B;") {
 		t.Errorf("text content does not decode to the declarations: %v\n%s", err, got)
+	}
+}
+
+// TestResultsMatchOutputSchema checks the tools' results against the output
+// schemas that tools/list advertises. The SDK does not check them on each
+// call (see result), so this test does, over the shapes a result takes:
+// summary, hits, types, and a run that changed files.
+func TestResultsMatchOutputSchema(t *testing.T) {
+	cs, _, _, _ := newTestServer(t, nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Resolved{}
+	for _, tool := range tools.Tools {
+		data, err := json.Marshal(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatal(err)
+		}
+		if schemas[tool.Name], err = s.Resolve(nil); err != nil {
+			t.Fatalf("%s: resolve output schema: %v", tool.Name, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"summary", "omni_query", map[string]any{}},
+		{"hits with types", "omni_query", map[string]any{"query": "tasks", "include_types": true}},
+		{"hits of one kind", "omni_query", map[string]any{"query": "file", "kinds": []string{"doc"}, "limit": 3}},
+		{"no hits", "omni_query", map[string]any{"query": "zzzqqqxxx"}},
+		{"a run that changes files", "omni_execute", map[string]any{"code": `import { writeFileSync } from "node:fs";
+writeFileSync("out.txt", "a\nb\n");
+console.log("done");`}},
+		{"a failing run", "omni_execute", map[string]any{"code": `throw new Error("boom");`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %s", err, text(res))
+			}
+			if res.StructuredContent == nil {
+				t.Fatal("no structured content")
+			}
+			if err := schemas[tc.tool].Validate(res.StructuredContent); err != nil {
+				t.Errorf("structured content does not match the output schema: %v\n%s", err, text(res))
+			}
+			var fromText any
+			if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
+				t.Fatalf("text content is not JSON: %v", err)
+			}
+			if !reflect.DeepEqual(fromText, res.StructuredContent) {
+				t.Errorf("text content and structured content differ:\n%s", text(res))
+			}
+		})
 	}
 }
