@@ -3,7 +3,6 @@ package engine
 import (
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,16 +11,14 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/relay"
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // TestReloadStopsAndRestartsWrappedServers: a reload that changes a wrapped
 // capability restarts its server, one that disables it stops it, and Close
 // stops what is left.
 func TestReloadStopsAndRestartsWrappedServers(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testdata/testserver").CombinedOutput(); err != nil {
-		t.Fatalf("build testserver: %v\n%s", err, out)
-	}
+	bin := testrepo.TestServer(t)
 	root := t.TempDir()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	write := func(rel, content string) {

@@ -422,8 +422,8 @@ const callGap = 50 * time.Millisecond
 func BenchmarkIsolation(b *testing.B) {
 	requireBun(b)
 	helper := filepath.Join(b.TempDir(), isolate.HelperName)
-	if out, err := exec.Command("go", "build", "-o", helper, "github.com/omnidev/omnidev/cmd/omnidev-sandbox").CombinedOutput(); err != nil {
-		b.Fatalf("build %s: %v\n%s", isolate.HelperName, err, out)
+	if err := testrepo.GoBuild(helper, "github.com/omnidev/omnidev/cmd/omnidev-sandbox"); err != nil {
+		b.Fatal(err)
 	}
 	root := testrepo.Generate(b, 1_000)
 	sb := prepare(b, root)

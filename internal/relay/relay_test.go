@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/testrepo"
 	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
@@ -32,10 +33,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testServer = filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", testServer, "./testdata/testserver")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build testserver:", err)
+	if err := testrepo.GoBuild(testServer, "github.com/omnidev/omnidev/internal/relay/testdata/testserver"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

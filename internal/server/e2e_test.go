@@ -37,10 +37,8 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "omnidev")
 	// omnidev-sandbox beside omnidev, as `just build` installs it: runs
 	// start it as their init.
-	build := exec.Command("go", "build", "-o", dir, "github.com/omnidev/omnidev/cmd/omnidev", "github.com/omnidev/omnidev/cmd/omnidev-sandbox")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build omnidev:", err)
+	if err := testrepo.GoBuild(dir, "github.com/omnidev/omnidev/cmd/omnidev", "github.com/omnidev/omnidev/cmd/omnidev-sandbox"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

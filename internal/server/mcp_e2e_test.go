@@ -438,11 +438,7 @@ func waitPort(t *testing.T, port string) {
 // buildTestServer builds the relay's misbehaving test server.
 func buildTestServer(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/omnidev/omnidev/internal/relay/testdata/testserver").CombinedOutput(); err != nil {
-		t.Fatalf("build testserver: %v\n%s", err, out)
-	}
-	return bin
+	return testrepo.TestServer(t)
 }
 
 // With network = false the program's own connections fail while its calls

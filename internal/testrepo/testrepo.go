@@ -152,3 +152,25 @@ func CopyOmni(tb testing.TB) string {
 	}
 	return root
 }
+
+// GoBuild builds the Go packages pkgs (import paths of this module) into
+// out, a file for one package or a folder for several, as `go build -o`
+// does. TestMain functions, which have no testing.TB, get the error.
+func GoBuild(out string, pkgs ...string) error {
+	cmd := exec.Command("go", append([]string{"build", "-o", out}, pkgs...)...)
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, output)
+	}
+	return nil
+}
+
+// TestServer builds the relay's misbehaving MCP test server into a
+// temporary folder and returns its path.
+func TestServer(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "testserver")
+	if err := GoBuild(bin, "github.com/omnidev/omnidev/internal/relay/testdata/testserver"); err != nil {
+		tb.Fatal(err)
+	}
+	return bin
+}
