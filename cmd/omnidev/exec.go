@@ -34,6 +34,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	eng.WarmRuns()
 	defer eng.Close()
 	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout"})
 	if err != nil {

@@ -97,7 +97,6 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
-	e.executor.Warm() // the worktree baseline, built in the background
 	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err
@@ -279,6 +278,11 @@ func (e *Engine) logLoad(msg string, reg *capability.Registry, start time.Time, 
 		e.logger.Info("capability warning", "warning", w.String())
 	}
 }
+
+// WarmRuns starts building, in the background, the worktree baseline that
+// change reports are measured against, so the first run does not pay for
+// it. Serve and exec call it; a query never runs a program and does not.
+func (e *Engine) WarmRuns() { e.executor.Warm() }
 
 // CancelRuns kills the programs running and makes queued and later
 // executions return at once, cancelled.

@@ -68,6 +68,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer eng.Close()
+	eng.WarmRuns()
 	requests := newHTTPRequests()
 	srv, err := newServer(eng, o.Version, logger, requests)
 	if err != nil {
