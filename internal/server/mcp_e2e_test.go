@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -475,5 +477,108 @@ try { await fetch("http://`+ln.Addr().String()+`/"); console.log("network reacha
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q (err %v):\n%s", want, err, out)
 		}
+	}
+}
+
+// TestEndToEndHTTPAuthRefused wraps two Streamable HTTP servers that refuse
+// omnidev: one answers 401 to a request without credentials, the other 403
+// to the Authorization header it was given. A program calling either learns
+// which header to set, the capability's summary shows the same error, and
+// the token never leaves omnidev.
+func TestEndToEndHTTPAuthRefused(t *testing.T) {
+	refuse := func(status int) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="e2e"`)
+			http.Error(w, http.StatusText(status), status)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	locked, forbidden := refuse(http.StatusUnauthorized), refuse(http.StatusForbidden)
+
+	root := t.TempDir()
+	writeFile(t, root, "omni/config.toml", "[capabilities]\nenable = [\"locked\", \"forbidden\"]\n")
+	writeFile(t, root, "omni/capabilities/locked/capability.toml", `[capability]
+id = "locked"
+[mcp]
+url = "`+locked.URL+`/mcp"
+`)
+	writeFile(t, root, "omni/capabilities/forbidden/capability.toml", `[capability]
+id = "forbidden"
+[env]
+FORBIDDEN_TOKEN = { required = true, secret = true }
+[mcp]
+url = "`+forbidden.URL+`/mcp"
+headers = { Authorization = "Bearer ${FORBIDDEN_TOKEN}" }
+`)
+	writeFile(t, root, ".omni/.env", "FORBIDDEN_TOKEN=tok-refused-456\n")
+	writeFile(t, root, ".gitignore", ".omni/\n")
+	git(t, root, "init", "-q", "-b", "main")
+	s := startServer(t, root)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	want := map[string]string{
+		"locked":    "answered 401 Unauthorized; set Authorization in [mcp] headers",
+		"forbidden": "refused the Authorization header with 403 Forbidden",
+	}
+	// Each server is tried in the background at start; its error shows in
+	// the summary once the attempt failed.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var q struct {
+			Summary []struct {
+				ID    string `json:"id"`
+				Error string `json:"error"`
+			} `json:"summary"`
+		}
+		s.call(t, ctx, "omni_query", map[string]any{}, &q)
+		got := make(map[string]string)
+		for _, c := range q.Summary {
+			got[c.ID] = c.Error
+		}
+		done := 0
+		for id, w := range want {
+			if strings.Contains(got[id], w) {
+				done++
+			}
+		}
+		if done == len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("summary errors %q, want them to contain %q", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// With no tool listed, the module itself rejects (an import, not a
+	// missing export), so the program imports it where it can catch that.
+	code := `const modules = { locked: () => import("locked"), forbidden: () => import("forbidden") };
+for (const [name, load] of Object.entries(modules)) {
+  try {
+    const m = await load();
+    await m.call("echo", { message: "hi" });
+    console.log(name, "resolved");
+  } catch (e) { console.log(name, "rejected:", e.message); }
+}
+`
+	var res struct {
+		ExitCode int    `json:"exit_code"`
+		Stdout   string `json:"stdout"`
+		Stderr   string `json:"stderr"`
+	}
+	s.call(t, ctx, "omni_execute", map[string]any{"code": code}, &res)
+	lines := strings.Split(res.Stdout, "\n")
+	for id, w := range want {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, id+" rejected: ") && strings.Contains(l, w) }) {
+			t.Errorf("stdout has no line %q ... %q\nstdout:\n%s\nstderr:\n%s", id+" rejected: ", w, res.Stdout, res.Stderr)
+		}
+	}
+	if res.ExitCode != 0 {
+		t.Errorf("exit code %d, want 0 (each rejection caught)\nstderr:\n%s", res.ExitCode, res.Stderr)
+	}
+	if strings.Contains(res.Stdout+res.Stderr+s.stderr.String(), "tok-refused-456") {
+		t.Error("the token appears in the run's output or omnidev's log")
 	}
 }
