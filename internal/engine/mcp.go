@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
@@ -66,6 +68,33 @@ func relaySocket() string {
 	return filepath.Join(".omni", "relay", strconv.Itoa(os.Getpid())+".sock")
 }
 
+// removeStaleSockets removes the relay sockets in dir left by omnidev
+// processes that are gone (kill -9 leaves its socket behind): those whose
+// pid no longer names a process. A live process keeps its socket, whatever
+// it is: a reused pid costs one stale file, a wrong guess another server's
+// channel.
+func removeStaleSockets(dir string, logger *slog.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // no folder yet, or unreadable: Listen reports what matters
+	}
+	for _, ent := range entries {
+		name, ok := strings.CutSuffix(ent.Name(), ".sock")
+		pid, err := strconv.Atoi(name)
+		if !ok || err != nil || pid <= 0 || ent.Type()&fs.ModeSocket == 0 {
+			continue
+		}
+		if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, ent.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			logger.Warn("remove the relay socket of a process that is gone", "path", filepath.Join(dir, ent.Name()), "error", err)
+			continue
+		}
+		logger.Info("removed the relay socket of a process that is gone", "dead_pid", pid)
+	}
+}
+
 // openRelay starts the relay and its socket; Open starts the servers once
 // the first snapshot is in place, since their tools update it.
 func (e *Engine) openRelay(newRelay NewRelay, onDemand bool) error {
@@ -74,6 +103,7 @@ func (e *Engine) openRelay(newRelay NewRelay, onDemand bool) error {
 		e.relay = newRelay(e.environ, e.logger, e.toolsChanged)
 	}
 	rel := relaySocket()
+	removeStaleSockets(filepath.Join(e.root, filepath.Dir(rel)), e.logger)
 	if err := e.relay.Listen(filepath.Join(e.root, rel), rel); err != nil {
 		return err
 	}

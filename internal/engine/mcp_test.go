@@ -2,7 +2,9 @@ package engine
 
 import (
 	"log/slog"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,4 +95,66 @@ func TestReloadStopsAndRestartsWrappedServers(t *testing.T) {
 	third := serverPID(second)
 	e.Close()
 	waitGone(third)
+}
+
+// TestOpenRemovesStaleRelaySockets: an engine that opens removes the relay
+// sockets of omnidev processes that are gone (killed with -9), and keeps
+// those of live processes and files that are not its sockets.
+func TestOpenRemovesStaleRelaySockets(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
+	deadPID, livePID := strconv.Itoa(dead.Process.Pid), strconv.Itoa(live.Process.Pid)
+
+	root := testrepo.CopyOmni(t)
+	dir := filepath.Join(root, ".omni", "relay")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	socket := func(name string) {
+		t.Helper()
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, name), Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.SetUnlinkOnClose(false) // as kill -9 leaves it
+		ln.Close()
+	}
+	socket(deadPID + ".sock")
+	socket(livePID + ".sock")
+	socket("notapid.sock")
+	if err := os.WriteFile(filepath.Join(dir, deadPID+"0.sock"), nil, 0o600); err != nil {
+		t.Fatal(err) // a regular file, whatever its name, is not a socket of ours
+	}
+
+	newRelay := func(environ []string, logger *slog.Logger, onChange func(string)) Relay {
+		return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
+	}
+	e, err := Open(t.Context(), root, Options{Environ: os.Environ(), NewRelay: newRelay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{deadPID + ".sock", false},
+		{livePID + ".sock", true},
+		{"notapid.sock", true},
+		{deadPID + "0.sock", true},
+		{strconv.Itoa(os.Getpid()) + ".sock", true}, // this engine's own
+	} {
+		_, err := os.Lstat(filepath.Join(dir, tt.name))
+		if got := err == nil; got != tt.want {
+			t.Errorf("%s exists: %v, want %v (%v)", tt.name, got, tt.want, err)
+		}
+	}
 }
