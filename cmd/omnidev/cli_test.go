@@ -236,3 +236,39 @@ func TestDoctorListsWrappedServers(t *testing.T) {
 		t.Errorf("query --kinds tool: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestQueryShowsMatched: a hit found through a typo or a prefix names the
+// words of the doc it matched, under its snippet; a literal hit does not.
+func TestQueryShowsMatched(t *testing.T) {
+	dir := gitInit(t)
+	if code, out, errOut := omnidev(t, "", "--dir", dir, "init"); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	doc := filepath.Join(dir, "omni", "capabilities", "example", "docs", "entries.md")
+	os.MkdirAll(filepath.Dir(doc), 0o755)
+	if err := os.WriteFile(doc, []byte("# Log entries\n\nEach entry carries a timestamp. Sort the timestamps before you print them.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const matched = "\n    matched: timestamp, timestamps\n"
+	for _, tc := range []struct {
+		name, query string
+		wantMatched bool
+	}{
+		{"typo", "timestmap", true},
+		{"prefix", "timest", true},
+		{"literal", "timestamp", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := omnidev(t, "", "--dir", dir, "query", tc.query)
+			if code != 0 || !strings.HasPrefix(out, "doc:example/entries  Log entries") {
+				t.Fatalf("query %s: exit %d\n%s%s", tc.query, code, out, errOut)
+			}
+			if got := strings.Contains(out, matched); got != tc.wantMatched {
+				t.Errorf("query %s shows %q: %v, want %v\n%s", tc.query, matched, got, tc.wantMatched, out)
+			}
+			if !tc.wantMatched && strings.Contains(out, "matched:") {
+				t.Errorf("query %s: a literal hit shows a matched line\n%s", tc.query, out)
+			}
+		})
+	}
+}

@@ -46,6 +46,9 @@ func printQueryResult(w io.Writer, res *query.Result) {
 		if h.Snippet != "" {
 			fmt.Fprintf(w, "    %s\n", h.Snippet)
 		}
+		if len(h.Matched) > 0 {
+			fmt.Fprintf(w, "    matched: %s\n", strings.Join(h.Matched, ", "))
+		}
 	}
 	if len(res.Results) > 0 {
 		fmt.Fprintf(w, "\n%d of %d results\n", len(res.Results), res.Total)
