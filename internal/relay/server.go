@@ -467,9 +467,8 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 		case ctx.Err() != nil:
 			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled (the run ended or timed out)", tool)}
 		}
-		// The SDK refuses a frame over its line limit (maxFrameBytes) and
-		// ends the session.
-		if strings.Contains(err.Error(), "maximum line length") {
+		// A message over maxFrameBytes ends the session (lineConn.Read).
+		if errors.Is(err, errFrameTooLarge) {
 			s.ended(cs, "it sent a message over the size limit")
 			return nil, &CallError{Message: fmt.Sprintf("call %s: the result is over the %d MiB limit; ask the tool for less (a page, a filter)", tool, MaxResultBytes>>20)}
 		}

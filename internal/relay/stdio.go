@@ -1,6 +1,11 @@
 package relay
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,19 +67,114 @@ func startStdio(cmd *exec.Cmd) (mcp.Transport, func(), error) {
 		killGroup(cmd) // what the server started, and the server if it still runs
 		<-exited
 	})
-	w := &stdinCloser{File: inW, stop: stop}
-	return &mcp.IOTransport{Reader: outR, Writer: w, MaxLineLength: maxFrameBytes}, stop, nil
+	return &lineTransport{conn: &lineConn{
+		in:    outR,
+		r:     bufio.NewReaderSize(outR, 64<<10),
+		limit: maxFrameBytes,
+		out:   inW,
+		stop:  stop,
+	}}, stop, nil
 }
 
-// stdinCloser is the server's stdin; closing it stops the server.
-type stdinCloser struct {
-	*os.File
-	stop func()
+// errFrameTooLarge ends a session whose server sent a message over its
+// limit (maxFrameBytes).
+var errFrameTooLarge = errors.New("a message from the MCP server is over the maximum line length")
+
+// lineTransport connects the SDK's client to a stdio server over pipes: one
+// JSON-RPC message per line. It is mcp.IOTransport without the goroutine
+// and the channel that stand between the pipe and the SDK's reader there:
+// a message is read, and decoded once, on the goroutine that handles it,
+// one hand-off less for every answer a relayed call waits for.
+type lineTransport struct{ conn *lineConn }
+
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
+
+type lineConn struct {
+	in    *os.File // the server's stdout; closing it ends a Read
+	r     *bufio.Reader
+	limit int               // bytes in one message
+	queue []jsonrpc.Message // the rest of a batch
+
+	wmu  sync.Mutex
+	out  *os.File // the server's stdin
+	stop func()   // closes out and stops the server
 }
 
-func (w *stdinCloser) Close() error {
-	w.stop()
+// Read returns the next message. It is called from one goroutine at a time
+// (the SDK's reader), and Close ends a Read in progress.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for len(c.queue) == 0 {
+		line, err := readFrame(c.r, c.limit)
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		switch {
+		case len(line) == 0:
+			continue
+		case line[0] == '[': // a batch, from a server on an older protocol
+			var raws []json.RawMessage
+			if err := json.Unmarshal(line, &raws); err != nil {
+				return nil, fmt.Errorf("read MCP server message: %w", err)
+			}
+			for _, raw := range raws {
+				msg, err := jsonrpc.DecodeMessage(raw)
+				if err != nil {
+					return nil, err
+				}
+				c.queue = append(c.queue, msg)
+			}
+		default:
+			return jsonrpc.DecodeMessage(line)
+		}
+	}
+	msg := c.queue[0]
+	c.queue = c.queue[1:]
+	return msg, nil
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.out.Write(append(data, '\n'))
+	return err
+}
+
+// Close closes the server's stdout, which ends a Read in progress, and
+// stops the server (see startStdio).
+func (c *lineConn) Close() error {
+	c.in.Close()
+	c.stop()
 	return nil
 }
 
-func (w *stdinCloser) String() string { return fmt.Sprintf("stdin of %s", w.Name()) }
+func (c *lineConn) SessionID() string { return "" }
+
+// readFrame reads one line of at most limit bytes.
+func readFrame(br *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return nil, errFrameTooLarge
+		}
+		if err == bufio.ErrBufferFull {
+			line = append(line, chunk...)
+			continue
+		}
+		if line == nil && err == nil {
+			return chunk, nil // valid until the next read; decoded before it
+		}
+		return append(line, chunk...), err
+	}
+}
