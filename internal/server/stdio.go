@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,15 +35,66 @@ const stdioReadBuffer = 64 << 10
 // bad line with the JSON-RPC error it deserves and goes on to the next.
 // Only messages the SDK's own decoder accepts pass; the SDK is left to
 // answer everything else (unknown methods, bad params) itself.
-func stdioTransport(in io.Reader, out io.Writer, logger *slog.Logger) *mcp.IOTransport {
+func stdioTransport(in io.Reader, out io.Writer, logger *slog.Logger) mcp.Transport {
 	w := &syncWriter{w: out}
-	return &mcp.IOTransport{
+	return &filteredTransport{out: w, io: &mcp.IOTransport{
 		Reader: newLineFilter(in, w, maxLineBytes, logger),
 		Writer: w,
 		// Each line the filter passes is within maxLineBytes already; the
 		// SDK's count is per decoder read, which may run past one line.
 		MaxLineLength: -1,
+	}}
+}
+
+// filteredTransport is the SDK's newline-delimited transport, except that
+// a successful response is written as it is (see stdioConn.Write).
+type filteredTransport struct {
+	out *syncWriter
+	io  *mcp.IOTransport
+}
+
+func (t *filteredTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.io.Connect(ctx)
+	if err != nil {
+		return nil, err
 	}
+	return &stdioConn{Connection: c, out: t.out}, nil
+}
+
+// stdioConn writes a successful response around its result as the SDK
+// encoded it: the SDK's own Write encodes the response again, and
+// encoding/json re-validates the result's bytes there, a pass over the
+// whole result (a third of the SDK's work on an omni_query answer). The
+// SDK keeps the rest: reading, and every other message it sends. Batches,
+// which its Write would otherwise have to answer as one, never reach it
+// (the filter refuses them).
+type stdioConn struct {
+	mcp.Connection
+	out *syncWriter
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	// A result with a newline in it (the SDK's are compact) is left to the
+	// SDK, which compacts it: a message is one line.
+	if !ok || resp.Error != nil || len(resp.Result) == 0 || !resp.ID.IsValid() || bytes.IndexByte(resp.Result, '\n') >= 0 {
+		return c.Connection.Write(ctx, msg)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	id, err := json.Marshal(resp.ID.Raw())
+	if err != nil {
+		return c.Connection.Write(ctx, msg)
+	}
+	line := make([]byte, 0, len(resp.Result)+len(id)+40)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = append(line, id...)
+	line = append(line, `,"result":`...)
+	line = append(line, resp.Result...)
+	line = append(line, "}\n"...)
+	_, err = c.out.Write(line)
+	return err
 }
 
 // syncWriter serializes writes to stdout. The SDK writes each message with

@@ -235,3 +235,51 @@ func BenchmarkLineFilter(b *testing.B) {
 		})
 	}
 }
+
+// TestStdioConnWrite checks that every message the connection writes is
+// one line that decodes to the message it was given, whether it takes the
+// path of a successful response or the SDK's own.
+func TestStdioConnWrite(t *testing.T) {
+	num, _ := jsonrpc.MakeID(float64(7))
+	str, _ := jsonrpc.MakeID("a<b>&\"c\"")
+	tests := []struct {
+		name string
+		msg  jsonrpc.Message
+	}{
+		{"result, number id", &jsonrpc.Response{ID: num, Result: json.RawMessage(`{"content":[{"type":"text","text":"x\ny"}],"structuredContent":{"total":1}}`)}},
+		{"result, string id", &jsonrpc.Response{ID: str, Result: json.RawMessage(`{}`)}},
+		{"result with a newline", &jsonrpc.Response{ID: num, Result: json.RawMessage("{\n\"a\": 1\n}")}},
+		{"error", &jsonrpc.Response{ID: num, Error: &jsonrpc.Error{Code: -32603, Message: "broken"}}},
+		{"notification", &jsonrpc.Request{Method: "notifications/tools/list_changed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			c, err := stdioTransport(strings.NewReader(""), &out, slog.New(slog.DiscardHandler)).Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Write(t.Context(), tt.msg); err != nil {
+				t.Fatal(err)
+			}
+			line, ok := strings.CutSuffix(out.String(), "\n")
+			if !ok || strings.Contains(line, "\n") {
+				t.Fatalf("wrote %q: want one line", out.String())
+			}
+			got, err := jsonrpc.DecodeMessage([]byte(line))
+			if err != nil {
+				t.Fatalf("wrote %q: %v", line, err)
+			}
+			want, _ := jsonrpc.EncodeMessage(tt.msg)
+			wantMsg, _ := jsonrpc.DecodeMessage(want)
+			gotJSON, _ := jsonrpc.EncodeMessage(got)
+			wantJSON, _ := jsonrpc.EncodeMessage(wantMsg)
+			var g, w any
+			json.Unmarshal(gotJSON, &g)
+			json.Unmarshal(wantJSON, &w)
+			if fmt.Sprint(g) != fmt.Sprint(w) {
+				t.Errorf("wrote %s, want %s", gotJSON, wantJSON)
+			}
+		})
+	}
+}
