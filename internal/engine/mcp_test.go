@@ -36,9 +36,6 @@ func TestReloadStopsAndRestartsWrappedServers(t *testing.T) {
 	}
 	write("omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n")
 	write("omni/capabilities/bad/capability.toml", manifest("one"))
-	newRelay := func(environ []string, logger *slog.Logger, onChange func(string)) Relay {
-		return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
-	}
 	e, err := Open(t.Context(), root, Options{Environ: os.Environ(), NewRelay: newRelay})
 	if err != nil {
 		t.Fatal(err)
@@ -133,9 +130,6 @@ func TestOpenRemovesStaleRelaySockets(t *testing.T) {
 		t.Fatal(err) // a regular file, whatever its name, is not a socket of ours
 	}
 
-	newRelay := func(environ []string, logger *slog.Logger, onChange func(string)) Relay {
-		return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
-	}
 	e, err := Open(t.Context(), root, Options{Environ: os.Environ(), NewRelay: newRelay})
 	if err != nil {
 		t.Fatal(err)
@@ -157,4 +151,9 @@ func TestOpenRemovesStaleRelaySockets(t *testing.T) {
 			t.Errorf("%s exists: %v, want %v (%v)", tt.name, got, tt.want, err)
 		}
 	}
+}
+
+// newRelay is the relay cmd/omnidev composes for serve and exec.
+func newRelay(environ []string, logger *slog.Logger, onChange func(string)) Relay {
+	return relay.New(relay.Options{Environ: environ, Logger: logger, OnChange: onChange})
 }

@@ -134,13 +134,7 @@ console.log("server env:", (await call("get-env", {})).text);
 
 	// kill -9 of omnidev leaves no wrapped server behind.
 	s.cmd.Process.Signal(syscall.SIGKILL) // the session's cleanup reaps it
-	deadline = time.Now().Add(10 * time.Second)
-	for len(serverPIDsIn(root)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("wrapped servers %v outlived omnidev", serverPIDsIn(root))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, "the wrapped servers to exit with omnidev", 10*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
 }
 
 // The end of stdin and SIGTERM stop omnidev gracefully, and its wrapped
@@ -159,22 +153,10 @@ func TestEndToEndWrappedServerStops(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := wrappedRepo(t)
 			s := startServer(t, root)
-			deadline := time.Now().Add(30 * time.Second)
-			for len(serverPIDsIn(root)) == 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the wrapped server never started")
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			waitFor(t, "the wrapped server to start", 30*time.Second, func() bool { return len(serverPIDsIn(root)) > 0 })
 			tc.stop(s)
 			// omnidev has exited; give the kernel a moment to reap.
-			deadline = time.Now().Add(5 * time.Second)
-			for len(serverPIDsIn(root)) > 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("wrapped servers %v outlived omnidev", serverPIDsIn(root))
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			waitFor(t, "the wrapped servers to exit with omnidev", 5*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
 		})
 	}
 }
@@ -337,16 +319,10 @@ console.log((await echo({ message: "back" })).text);`, []string{"crash: call cra
 		if !res.TimedOut {
 			t.Fatalf("run did not time out: %+v", res)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if data, _ := os.ReadFile(cancelFile); strings.Contains(string(data), "cancelled") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the wrapped server never saw notifications/cancelled")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitFor(t, "the wrapped server to see notifications/cancelled", 10*time.Second, func() bool {
+			data, _ := os.ReadFile(cancelFile)
+			return strings.Contains(string(data), "cancelled")
+		})
 	})
 }
 
