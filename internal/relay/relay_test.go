@@ -405,3 +405,29 @@ func TestChannel(t *testing.T) {
 		t.Errorf("unknown token got %q, want a refusal", line)
 	}
 }
+
+// A process the server started in a session of its own escapes its
+// process group and may hold the server's stderr open: closing the relay
+// still ends once the server has exited, without waiting for that process.
+func TestCloseNotHeldByEscapedProcess(t *testing.T) {
+	f := newFixture(t, 0)
+	res, err := f.call(t, t.Context(), "detach", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(resultText(res))
+	if err != nil {
+		t.Fatalf("detach answered %q", resultText(res))
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	closed := make(chan struct{})
+	go func() {
+		f.r.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(4 * terminateGrace):
+		t.Fatalf("Close still waits for the escaped process %d after %v", pid, 4*terminateGrace)
+	}
+}

@@ -40,6 +40,11 @@ func startStdio(cmd *exec.Cmd) (mcp.Transport, func(), error) {
 		return nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
+	// Once the server has exited, its stderr is read for at most
+	// terminateGrace more: a process it started in a session of its own
+	// escapes killGroup and may hold stderr open for as long as it lives,
+	// which would otherwise hold up Wait, and closing the server with it.
+	cmd.WaitDelay = terminateGrace
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()

@@ -12,7 +12,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,6 +85,15 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits in the middle of the call"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "detach", Description: "Starts a process in a session of its own that holds the server's stderr for a minute, and returns its pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		cmd := exec.Command("sleep", "60")
+		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, nil, err
+		}
+		return text(strconv.Itoa(cmd.Process.Pid)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Returns isError"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		r := text("the widget is broken")
