@@ -3,6 +3,7 @@ package tsgen
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/omnidev/omnidev/internal/capability"
@@ -28,21 +29,29 @@ const contentItem = `  /** One item of an MCP tool result's content, as the serv
 // that wraps an MCP server with tools.
 func Declaration(module string, tools []capability.Tool) string {
 	names := Identifiers(tools)
+	mod := &moduleTypes{taken: map[string]bool{}}
+	for _, n := range append(slices.Clone(names), reservedTypes...) {
+		mod.taken[n] = true
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "declare module '%s' {\n", module)
 	b.WriteString(contentItem)
 	for i, t := range tools {
-		in := parseSchema(t.InputSchema)
-		input := typer{root: in}.render(in, "  ", 0)
+		fn := strings.ToUpper(names[i][:1]) + names[i][1:]
+		in := newTyper(mod, decode(t.InputSchema), fn+"Args")
+		input := in.top()
 		if input == "unknown" || input == "{}" {
 			input = "Record<string, unknown>"
 		}
-		optional := in == nil || len(in.Required) == 0
 		output := "ToolResult"
-		if out := parseSchema(t.OutputSchema); out != nil {
-			output = typer{root: out}.render(out, "  ", 0)
+		out := newTyper(mod, decode(t.OutputSchema), fn+"Result")
+		if out.root != nil {
+			output = out.top()
 		}
 		b.WriteString("\n")
+		for _, d := range append(in.decls, out.decls...) {
+			b.WriteString(d + "\n")
+		}
 		doc := t.Description
 		if t.Title != "" && !strings.HasPrefix(doc, t.Title) {
 			doc = strings.TrimSpace(t.Title + "\n\n" + doc)
@@ -53,9 +62,9 @@ func Declaration(module string, tools []capability.Tool) string {
 		if doc != "" {
 			b.WriteString(jsdoc(doc, "  "))
 		}
-		arg := "args: "
-		if optional {
-			arg = "args?: "
+		arg := "args?: "
+		if in.requiresArgs(in.root, 0) {
+			arg = "args: "
 		}
 		fmt.Fprintf(&b, "  export function %s(%s%s): Promise<%s>;\n", names[i], arg, input, output)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/omnidev/omnidev/internal/capability"
@@ -15,8 +16,13 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // fixtureTools reads testdata/tools.json; schemas are JSON objects there.
 func fixtureTools(t *testing.T) []capability.Tool {
+	return readTools(t, "testdata/tools.json")
+}
+
+// readTools reads a list of tools as tools/list gives them.
+func readTools(t *testing.T, path string) []capability.Tool {
 	t.Helper()
-	data, err := os.ReadFile("testdata/tools.json")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +60,30 @@ func golden(t *testing.T, name, got string) {
 
 func TestDeclarationGolden(t *testing.T) {
 	golden(t, "fixture.d.ts.golden", Declaration("fixture", fixtureTools(t)))
+}
+
+// schemaFixtures are the tools of testdata/schemas/<module>.json: servers'
+// tools/list answers as they are, and hand-written ones in the styles of
+// pydantic and zod-to-json-schema.
+func schemaFixtures(t *testing.T) map[string][]capability.Tool {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/schemas/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no testdata/schemas/*.json: %v", err)
+	}
+	out := map[string][]capability.Tool{}
+	for _, p := range paths {
+		out[strings.TrimSuffix(filepath.Base(p), ".json")] = readTools(t, p)
+	}
+	return out
+}
+
+func TestDeclarationSchemasGolden(t *testing.T) {
+	for module, tools := range schemaFixtures(t) {
+		t.Run(module, func(t *testing.T) {
+			golden(t, filepath.Join("schemas", module+".d.ts.golden"), Declaration(module, tools))
+		})
+	}
 }
 
 func TestModuleGolden(t *testing.T) {
