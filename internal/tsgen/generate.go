@@ -29,7 +29,7 @@ const contentItem = `  /** One item of an MCP tool result's content, as the serv
 // that wraps an MCP server with tools.
 func Declaration(module string, tools []capability.Tool) string {
 	names := Identifiers(tools)
-	mod := &moduleTypes{taken: map[string]bool{}}
+	mod := &moduleTypes{taken: map[string]bool{}, shared: map[string]string{}}
 	for _, n := range append(slices.Clone(names), reservedTypes...) {
 		mod.taken[n] = true
 	}

@@ -3,6 +3,7 @@ package tsgen
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -44,9 +45,11 @@ func decode(data []byte) any {
 }
 
 // moduleTypes holds what the tools of one module share: the names taken in
-// the `declare module` block.
+// the `declare module` block, and the named types by what defines them, so
+// that tools with the same definition share one type.
 type moduleTypes struct {
-	taken map[string]bool
+	taken  map[string]bool
+	shared map[string]string // closure key -> type name
 }
 
 // reservedTypes are names a generated type alias must not shadow: the
@@ -79,8 +82,10 @@ type typer struct {
 	names      map[string]string // $ref target pointer -> allocated name
 	declared   map[string]bool
 	recursive  map[string]bool
-	decls      []string        // `export type` declarations, in order
-	targets    map[string]bool // pointers that some $ref names
+	decls      []string          // `export type` declarations, in order
+	reused     map[string]bool   // pointers named by a type the module has
+	newShared  map[string]string // closure key -> name, for the module
+	targets    map[string]bool   // pointers that some $ref names
 	anchors    map[string]string
 }
 
@@ -97,6 +102,8 @@ func (t *typer) reset() {
 	t.declared = map[string]bool{}
 	t.recursive = map[string]bool{}
 	t.decls = nil
+	t.reused = map[string]bool{}
+	t.newShared = map[string]string{}
 }
 
 // top renders the root schema at the indent of a function signature, and
@@ -111,6 +118,7 @@ func (t *typer) top() string {
 	for _, n := range t.names {
 		t.mod.taken[n] = true
 	}
+	maps.Copy(t.mod.shared, t.newShared)
 	return out
 }
 
@@ -510,6 +518,9 @@ func (t *typer) ref(ref, indent string, depth int) string {
 func (t *typer) declare(ptr string, target any) string {
 	name := t.name(ptr)
 	t.declared[ptr] = true
+	if t.reused[ptr] {
+		return name
+	}
 	t.stack = append(t.stack, frame{ptr, t.structural})
 	body := t.renderNode(target, ptr, "  ", 0)
 	t.stack = t.stack[:len(t.stack)-1]
@@ -529,6 +540,12 @@ func (t *typer) declare(ptr string, target any) string {
 // root's name; "_2", "_3"... when the module has it already.
 func (t *typer) name(ptr string) string {
 	if n, ok := t.names[ptr]; ok {
+		return n
+	}
+	key := t.closureKey(ptr)
+	if n, ok := t.mod.shared[key]; ok && key != "" {
+		t.names[ptr] = n
+		t.reused[ptr] = true
 		return n
 	}
 	base := t.rootName
@@ -558,7 +575,67 @@ func (t *typer) name(ptr string) string {
 		name = base + "_" + strconv.Itoa(i)
 	}
 	t.names[ptr] = name
+	if key != "" {
+		t.newShared[key] = name
+	}
 	return name
+}
+
+// maxClosure bounds the $ref targets a closure key covers; a type that
+// reaches more is not shared.
+const maxClosure = 100
+
+// closureKey identifies the type of the target at ptr: its pointer and
+// JSON, and those of every target its $refs reach. Two schemas with the same
+// key render the same type. The root is named after its tool, so it is
+// never shared ("").
+func (t *typer) closureKey(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	seen := map[string]bool{}
+	var parts []string
+	var refs func(n any) bool
+	visit := func(p string) bool {
+		if seen[p] {
+			return true
+		}
+		seen[p] = true
+		_, node, ok := t.lookup(p)
+		data, err := json.Marshal(node)
+		if !ok || err != nil || len(seen) > maxClosure {
+			return false
+		}
+		parts = append(parts, p+"\x00"+string(data))
+		return refs(node)
+	}
+	refs = func(n any) bool {
+		switch v := n.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				if p, _, ok := t.resolve(ref); ok && (p == "" || !visit(p)) {
+					return false
+				}
+			}
+			for _, x := range v {
+				if !refs(x) {
+					return false
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if !refs(x) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !visit(ptr) {
+		return ""
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "\x01")
 }
 
 // typeName turns a definition name into a PascalCase type name, like
@@ -592,10 +669,20 @@ func (t *typer) resolve(ref string) (string, any, bool) {
 		}
 		frag = ptr
 	}
+	return t.lookup(frag)
+}
+
+// lookup finds the JSON pointer ptr (RFC 6901, not percent-encoded) in the
+// root, and returns the target's canonical pointer.
+func (t *typer) lookup(ptr string) (string, any, bool) {
 	node := t.root
 	var canon strings.Builder
-	if frag != "" {
-		for _, tok := range strings.Split(frag[1:], "/") {
+	if ptr != "" {
+		if ptr[0] != '/' {
+			return "", nil, false
+		}
+		for _, tok := range strings.Split(ptr[1:], "/") {
+			var ok bool
 			tok = unescapeToken(tok)
 			switch v := node.(type) {
 			case map[string]any:

@@ -145,6 +145,34 @@ var schemaCases = []struct {
     p?: Promise_2;
   }): Promise<ToolResult>;
 `},
+	{"the same definition in two tools is one type",
+		[]string{
+			`{"type":"object","properties":{"n":{"$ref":"#/$defs/Node"}},"$defs":{"Node":{"type":"object","properties":{"next":{"$ref":"#/$defs/Node"},"v":{"$ref":"#/$defs/V"}}},"V":{"type":"string"}}}`,
+			`{"type":"object","properties":{"m":{"type":"array","items":{"$ref":"#/$defs/Node"}}},"required":["m"],"$defs":{"V":{"type":"string"},"Node":{"type":"object","properties":{"v":{"$ref":"#/$defs/V"},"next":{"$ref":"#/$defs/Node"}}}}}`,
+			`{"type":"object","properties":{"n":{"$ref":"#/$defs/Node"}},"$defs":{"Node":{"type":"object","properties":{"next":{"$ref":"#/$defs/Node"},"v":{"$ref":"#/$defs/V"}}},"V":{"type":"number"}}}`,
+		}, `
+  export type Node = {
+    next?: Node;
+    v?: string;
+  };
+
+  export function t(args?: {
+    n?: Node;
+  }): Promise<ToolResult>;
+
+  export function t2(args: {
+    m: Node[];
+  }): Promise<ToolResult>;
+
+  export type Node_2 = {
+    next?: Node_2;
+    v?: number;
+  };
+
+  export function t3(args?: {
+    n?: Node_2;
+  }): Promise<ToolResult>;
+`},
 	{"a cycle of refs alone is no type",
 		[]string{`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"},"s":{"$ref":"#/$defs/S"}},"$defs":{"A":{"$ref":"#/$defs/B"},"B":{"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]},"S":{"$ref":"#/$defs/S"}}}`}, `
   export function t(args?: {
