@@ -408,7 +408,7 @@ func (t *typer) object(s map[string]any, ptr, indent string, depth int) string {
 	if len(extras) > 0 {
 		extra = union(extras)
 	}
-	if hasAP && len(props) > 0 && (ap == true || isEmptyMap(ap)) {
+	if hasAP && len(props) > 0 && (ap == true || isEmptyMap(ap)) && !has(s, "patternProperties") {
 		extra = "" // the named properties read better without "and anything else"
 	}
 

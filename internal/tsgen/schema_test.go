@@ -73,6 +73,15 @@ var schemaCases = []struct {
     z?: boolean;
   }): Promise<ToolResult>;
 `},
+	{"anchors, and refs to boolean schemas",
+		[]string{`{"type":"object","properties":{"a":{"$ref":"#addr"},"b":{"$ref":"#legacy"},"c":{"$ref":"#/$defs/any"},"d":{"$ref":"#/$defs/none"}},"$defs":{"x":{"$anchor":"addr","type":"string"},"y":{"$id":"#legacy","type":"number"},"any":true,"none":false}}`}, `
+  export function t(args?: {
+    a?: string;
+    b?: number;
+    c?: unknown;
+    d?: never;
+  }): Promise<ToolResult>;
+`},
 	{"unresolvable refs are unknown, the rest stays",
 		[]string{`{"type":"object","properties":{"remote":{"$ref":"https://example.com/s.json#/$defs/x"},"missing":{"$ref":"#/$defs/nope"},"bad":{"$ref":"#/properties/ok/items/7"},"index":{"$ref":"#/properties/list/prefixItems/01"},"escape":{"$ref":"#/%zz"},"ok":{"type":"string"}},"required":["ok"]}`}, `
   export function t(args: {
