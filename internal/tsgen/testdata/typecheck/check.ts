@@ -7,6 +7,8 @@ import * as everything from "everything";
 import * as thinking from "sequential-thinking";
 import * as pydantic from "pydantic";
 import * as zod from "zod";
+import * as pydanticReal from "pydantic-real";
+import * as zodReal from "zod-real";
 
 export async function main() {
   const echoed = await fixture.echo({ message: "hi" });
@@ -59,6 +61,30 @@ export async function main() {
   await zod.jsonValue({ value: { a: [1, "b", null, { c: true }] }, pair: ["a", 1], head: ["a", true, false] });
   // @ts-expect-error undefined is not JSON
   await zod.jsonValue({ value: { a: undefined } });
+
+  await pydanticReal.draw({ points: [{ x: 1 }], pair: [1, "a"], color: "green", labels: { a: 1 }, mode: 3, note: null });
+  // @ts-expect-error pair is a number and a string
+  await pydanticReal.draw({ points: [], pair: ["a", 1] });
+  const walked = await pydanticReal.walk({ tree: { label: "root", children: [{ label: "kid", parent: null }] } });
+  walked.children?.[0]?.parent?.label satisfies string | undefined;
+  await pydanticReal.adopt({ pet: { kind: "cat" } });
+  // @ts-expect-error a cat does not bark
+  await pydanticReal.adopt({ pet: { kind: "cat", good: true } });
+  (await pydanticReal.stamp({ stamp: { at: "2020" } })).year satisfies number;
+  (await pydanticReal.page()).items[0]?.x satisfies number | undefined;
+
+  await zodReal.editV3({
+    edits: [], kind: "dir", also: null, range: [1, 2], args: ["a"], labels: {}, flags: { strict: false, n: 1 },
+    literal: "x", mixed: "a", shape: { type: "square", side: 1 }, tree: { name: "t", kids: [] },
+  });
+  // @ts-expect-error kind is file or dir
+  await zodReal.editV3({ kind: "link" });
+  const v4 = {
+    edits: [], pair: ["a", 1], head: ["a"], nullable: null, strict: { a: "a" }, loose: { a: "a" }, labels: {},
+    tree: { name: "t", kids: [] }, json: [1, { a: null }],
+  } satisfies Parameters<typeof zodReal.editV4>[0];
+  await zodReal.editV4(v4);
+  (await zodReal.treeV4()).kids[0]?.kids satisfies zodReal.TreeV4Result[] | undefined;
 
   await fixture.call("echo", { message: "hi" });
   fixture.tools[0]?.name satisfies string | undefined;
