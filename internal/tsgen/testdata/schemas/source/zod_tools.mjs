@@ -1,7 +1,8 @@
 // Writes ../zod-real.json: tools whose schemas zod-to-json-schema 3 (its
 // default $refStrategy "root": repeats become JSON pointers) and zod 4's own
-// z.toJSONSchema emit. Run from a folder where `npm i zod@4 zod-to-json-schema@3`
-// is installed: node zod_tools.mjs (NODE_PATH=that/node_modules).
+// z.toJSONSchema emit. ES modules resolve imports beside the script, so copy
+// it into a folder where `npm i zod@4 zod-to-json-schema@3` ran, and there:
+// node zod_tools.mjs path/to/testdata/schemas/zod-real.json
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as z3 from "zod/v3";
@@ -59,5 +60,5 @@ const tools = [
   { name: "edit_v4", description: "zod 4 schema, z.toJSONSchema.", inputSchema: z.toJSONSchema(v4.edit) },
   { name: "tree_v4", description: "A recursive result.", inputSchema: z.toJSONSchema(z.object({})), outputSchema: z.toJSONSchema(node4) },
 ];
-const out = fileURLToPath(new URL("../zod-real.json", import.meta.url));
+const out = process.argv[2] ?? fileURLToPath(new URL("../zod-real.json", import.meta.url));
 writeFileSync(out, "[\n" + tools.map((t) => "  " + JSON.stringify(t)).join(",\n") + "\n]\n");
