@@ -62,6 +62,7 @@ var reservedTypes = []string{"ContentItem", "ToolResult", "Promise", "Record", "
 type frame struct {
 	ptr        string
 	structural int
+	property   string // the property whose value it is, a name for it
 }
 
 // typer renders the schemas of one tool's input or output, resolving local
@@ -79,6 +80,7 @@ type typer struct {
 	overflow   bool
 	stack      []frame
 	structural int
+	property   string            // the property being rendered
 	names      map[string]string // $ref target pointer -> allocated name
 	declared   map[string]bool
 	recursive  map[string]bool
@@ -172,7 +174,7 @@ func (t *typer) render(n any, ptr, indent string, depth int) string {
 		t.overflow = true
 		return "unknown"
 	}
-	t.stack = append(t.stack, frame{ptr, t.structural})
+	t.stack = append(t.stack, frame{ptr, t.structural, t.property})
 	out := t.renderNode(n, ptr, indent, depth)
 	t.stack = t.stack[:len(t.stack)-1]
 	if t.recursive[ptr] {
@@ -420,7 +422,10 @@ func (t *typer) object(s map[string]any, ptr, indent string, depth int) string {
 	}
 	slices.Sort(names)
 	types := make([]string, len(names))
+	outer := t.property
+	defer func() { t.property = outer }()
 	for i, name := range names {
+		t.property = name
 		if p, ok := props[name]; ok {
 			types[i] = t.render(p, ptr+"/properties/"+escapeToken(name), inner, depth+1)
 		} else if extra != "" {
@@ -521,7 +526,7 @@ func (t *typer) declare(ptr string, target any) string {
 	if t.reused[ptr] {
 		return name
 	}
-	t.stack = append(t.stack, frame{ptr, t.structural})
+	t.stack = append(t.stack, frame{ptr, t.structural, t.property})
 	body := t.renderNode(target, ptr, "  ", 0)
 	t.stack = t.stack[:len(t.stack)-1]
 	var b strings.Builder
@@ -535,9 +540,11 @@ func (t *typer) declare(ptr string, target any) string {
 	return name
 }
 
-// name allocates the type name of the $ref target at ptr: the last
-// definition or property name in the pointer, in PascalCase, else the
-// root's name; "_2", "_3"... when the module has it already.
+// name allocates the type name of the $ref target at ptr, in PascalCase:
+// the last definition or property name in the pointer; for a generated
+// definition name (zod's "__schema0") or none, the target's title, else the
+// property it is the value of; the root is named after its tool. "_2",
+// "_3"... when the module has the name already.
 func (t *typer) name(ptr string) string {
 	if n, ok := t.names[ptr]; ok {
 		return n
@@ -548,16 +555,36 @@ func (t *typer) name(ptr string) string {
 		t.reused[ptr] = true
 		return n
 	}
-	base := t.rootName
+	base := ""
 	tokens := strings.Split(ptr, "/")
 	for i := 1; i+1 < len(tokens); i++ {
 		switch tokens[i] {
 		case "$defs", "definitions", "properties", "patternProperties", "dependentSchemas":
-			if n := typeName(unescapeToken(tokens[i+1])); n != "" {
-				base = n
+			if tok := unescapeToken(tokens[i+1]); !strings.HasPrefix(tok, "__") {
+				base = typeName(tok)
+			} else {
+				base = ""
 			}
 			i++
 		}
+	}
+	if base == "" && ptr != "" {
+		_, target, _ := t.lookup(ptr)
+		if s, ok := target.(map[string]any); ok {
+			title, _ := s["title"].(string)
+			base = typeName(title)
+		}
+		for i := len(t.stack) - 1; base == "" && i >= 0; i-- {
+			if t.stack[i].ptr == ptr {
+				base = typeName(t.stack[i].property)
+			}
+		}
+		if base == "" {
+			base = typeName(t.property)
+		}
+	}
+	if base == "" {
+		base = t.rootName
 	}
 	taken := func(n string) bool {
 		if t.mod.taken[n] {

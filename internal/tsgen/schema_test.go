@@ -154,6 +154,19 @@ var schemaCases = []struct {
     p?: Promise_2;
   }): Promise<ToolResult>;
 `},
+	{"generated definition names give way to the title or the property",
+		[]string{`{"type":"object","properties":{"json":{"$ref":"#/$defs/__schema0"},"list":{"$ref":"#/$defs/__schema1"}},"$defs":{"__schema0":{"anyOf":[{"type":"string"},{"type":"array","items":{"$ref":"#/$defs/__schema0"}}]},"__schema1":{"title":"Linked list","type":"object","properties":{"next":{"$ref":"#/$defs/__schema1"}}}}}`}, `
+  export type Json = string | Json[];
+
+  export type LinkedList = {
+    next?: LinkedList;
+  };
+
+  export function t(args?: {
+    json?: Json;
+    list?: LinkedList;
+  }): Promise<ToolResult>;
+`},
 	{"the same definition in two tools is one type",
 		[]string{
 			`{"type":"object","properties":{"n":{"$ref":"#/$defs/Node"}},"$defs":{"Node":{"type":"object","properties":{"next":{"$ref":"#/$defs/Node"},"v":{"$ref":"#/$defs/V"}}},"V":{"type":"string"}}}`,
