@@ -56,13 +56,44 @@ type moduleTypes struct {
 // module's own types and the globals its declarations use.
 var reservedTypes = []string{"ContentItem", "ToolResult", "Promise", "Record", "Array", "Object", "call", "tools"}
 
-// frame is a $ref target being rendered, with the count of objects and
-// arrays entered when it started: a cycle back to it through none of them
-// would be a type alias that is only itself.
+// frame is a $ref target being rendered, with the depth of the containers
+// entered when it started: what lies between it and a reference back to it
+// decides whether that reference can be a recursive type alias.
 type frame struct {
-	ptr        string
-	structural int
-	property   string // the property whose value it is, a name for it
+	ptr      string
+	ctxLen   int
+	property string // the property whose value it is, a name for it
+	alias    bool   // rendered as the body of its type alias
+}
+
+// container is a type that holds others, as tsc sees it when it resolves a
+// type alias.
+type container uint8
+
+const (
+	inObject   container = iota // { ... }: members resolve lazily
+	inArray                     // E[]
+	inElem                      // [E]
+	inOptional                  // [E?]
+	inRest                      // [...E[]]
+)
+
+// deferred reports whether tsc accepts a reference to a type alias inside
+// the containers path, from the alias inward, as a recursive one. An object
+// defers its members. An array or tuple defers its elements only when the
+// reference is an element itself (what tsc calls "may resolve a type
+// alias"), and only when the array or tuple is not itself inside an
+// optional or rest element: `type T = string | [T[]?]` and
+// `type T = string | [string, ...[T][]]` are circular.
+func deferred(path []container) bool {
+	if len(path) == 0 {
+		return false
+	}
+	if slices.Contains(path, inObject) {
+		return true
+	}
+	outer := path[:len(path)-1]
+	return !slices.Contains(outer, inOptional) && !slices.Contains(outer, inRest)
 }
 
 // typer renders the schemas of one tool's input or output, resolving local
@@ -74,21 +105,22 @@ type typer struct {
 	root     any
 	rootName string // the name of the root when it is recursive
 
-	allNamed   bool // name every $ref target instead of inlining it
-	visits     int
-	budget     int
-	overflow   bool
-	stack      []frame
-	structural int
-	property   string            // the property being rendered
-	names      map[string]string // $ref target pointer -> allocated name
-	declared   map[string]bool
-	recursive  map[string]bool
-	decls      []string          // `export type` declarations, in order
-	reused     map[string]bool   // pointers named by a type the module has
-	newShared  map[string]string // closure key -> name, for the module
-	targets    map[string]bool   // pointers that some $ref names
-	anchors    map[string]string
+	allNamed  bool // name every $ref target instead of inlining it
+	visits    int
+	budget    int
+	overflow  bool
+	stack     []frame
+	ctx       []container       // the containers being rendered
+	property  string            // the property being rendered
+	names     map[string]string // $ref target pointer -> allocated name
+	declared  map[string]bool
+	recursive map[string]bool
+	decls     []string          // `export type` declarations, in order
+	edges     [][2]string       // alias -> alias it refers to eagerly
+	reused    map[string]bool   // pointers named by a type the module has
+	newShared map[string]string // closure key -> name, for the module
+	targets   map[string]bool   // pointers that some $ref names
+	anchors   map[string]string
 }
 
 func newTyper(mod *moduleTypes, root any, rootName string) *typer {
@@ -98,12 +130,13 @@ func newTyper(mod *moduleTypes, root any, rootName string) *typer {
 }
 
 func (t *typer) reset() {
-	t.visits, t.overflow, t.structural = 0, false, 0
+	t.visits, t.overflow, t.ctx = 0, false, nil
 	t.stack = nil
 	t.names = map[string]string{}
 	t.declared = map[string]bool{}
 	t.recursive = map[string]bool{}
 	t.decls = nil
+	t.edges = nil
 	t.reused = map[string]bool{}
 	t.newShared = map[string]string{}
 }
@@ -159,28 +192,89 @@ func (t *typer) refTargets() map[string]bool {
 }
 
 // render renders the schema n found at ptr in the root. A $ref target is
-// inlined while that stays finite and small, else named.
+// inlined while that stays finite and small, else named. A target met again
+// while it is being rendered is recursive: it becomes a named type, unless
+// tsc would find that type circular (`type A = A | string`; see deferred),
+// and then unknown.
 func (t *typer) render(n any, ptr, indent string, depth int) string {
 	if !t.targets[ptr] {
 		return t.renderNode(n, ptr, indent, depth)
 	}
+	// Met again while it is being rendered, through a $ref or through the
+	// definition that holds it: a recursive type.
+	for i := len(t.stack) - 1; i >= 0; i-- {
+		if t.stack[i].ptr != ptr {
+			continue
+		}
+		if !deferred(t.ctx[t.stack[i].ctxLen:]) {
+			return "unknown"
+		}
+		t.recursive[ptr] = true
+		return t.alias(t.name(ptr))
+	}
 	if t.declared[ptr] {
-		return t.names[ptr]
+		return t.alias(t.names[ptr])
 	}
 	if t.allNamed {
-		return t.declare(ptr, n)
+		return t.alias(t.declare(ptr, n))
 	}
 	if depth >= maxDepth {
 		t.overflow = true
 		return "unknown"
 	}
-	t.stack = append(t.stack, frame{ptr, t.structural, t.property})
+	edges := len(t.edges)
+	t.stack = append(t.stack, frame{ptr: ptr, ctxLen: len(t.ctx), property: t.property})
 	out := t.renderNode(n, ptr, indent, depth)
 	t.stack = t.stack[:len(t.stack)-1]
 	if t.recursive[ptr] {
-		return t.declare(ptr, n)
+		t.edges = t.edges[:edges] // that text is rendered again, as the type's
+		return t.alias(t.declare(ptr, n))
 	}
 	return out
+}
+
+// alias returns a reference to the type alias name from where rendering
+// is, or unknown where that would make the aliases circular for tsc: when
+// the alias being declared would reach itself through references that tsc
+// resolves eagerly (`type A = B | string; type B = A`).
+func (t *typer) alias(name string) string {
+	owner := -1
+	for i := len(t.stack) - 1; i >= 0 && owner < 0; i-- {
+		if t.stack[i].alias {
+			owner = i
+		}
+	}
+	if owner < 0 || deferred(t.ctx[t.stack[owner].ctxLen:]) {
+		return name
+	}
+	from := t.names[t.stack[owner].ptr]
+	if from == name || t.reaches(name, from) {
+		return "unknown"
+	}
+	t.edges = append(t.edges, [2]string{from, name})
+	return name
+}
+
+// reaches reports whether alias a refers to alias b through references
+// that tsc resolves eagerly.
+func (t *typer) reaches(a, b string) bool {
+	seen := map[string]bool{a: true}
+	next := []string{a}
+	for len(next) > 0 {
+		n := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, e := range t.edges {
+			if e[0] != n || seen[e[1]] {
+				continue
+			}
+			if e[1] == b {
+				return true
+			}
+			seen[e[1]] = true
+			next = append(next, e[1])
+		}
+	}
+	return false
 }
 
 func (t *typer) renderNode(n any, ptr, indent string, depth int) string {
@@ -313,12 +407,10 @@ func (t *typer) renderType(s map[string]any, ty, ptr, indent string, depth int) 
 	case "null":
 		return "null"
 	case "array":
-		t.structural++
-		defer func() { t.structural-- }()
 		return t.array(s, ptr, indent, depth)
 	case "object":
-		t.structural++
-		defer func() { t.structural-- }()
+		t.ctx = append(t.ctx, inObject)
+		defer func() { t.ctx = t.ctx[:len(t.ctx)-1] }()
 		return t.object(s, ptr, indent, depth)
 	}
 	return "unknown"
@@ -342,7 +434,14 @@ func (t *typer) array(s map[string]any, ptr, indent string, depth int) string {
 	if items == false {
 		return "[]"
 	}
-	return paren(t.render(items, ptr+"/items", indent, depth+1)) + "[]"
+	return paren(t.within(inArray, items, ptr+"/items", indent, depth+1)) + "[]"
+}
+
+// within renders n as held by a container of kind c.
+func (t *typer) within(c container, n any, ptr, indent string, depth int) string {
+	t.ctx = append(t.ctx, c)
+	defer func() { t.ctx = t.ctx[:len(t.ctx)-1] }()
+	return t.render(n, ptr, indent, depth)
 }
 
 // tuple renders positional items; those at or past minItems may be absent.
@@ -355,8 +454,12 @@ func (t *typer) tuple(s map[string]any, ptr, itemsKey, restKey string, items []a
 		if hasMax && i >= maxItems {
 			break
 		}
-		p := t.render(it, ptr+"/"+itemsKey+"/"+strconv.Itoa(i), indent, depth+1)
+		kind := inElem
 		if i >= minItems {
+			kind = inOptional
+		}
+		p := t.within(kind, it, ptr+"/"+itemsKey+"/"+strconv.Itoa(i), indent, depth+1)
+		if kind == inOptional {
 			p = paren(p) + "?"
 		}
 		parts = append(parts, p)
@@ -364,7 +467,7 @@ func (t *typer) tuple(s map[string]any, ptr, itemsKey, restKey string, items []a
 	switch {
 	case hasMax && maxItems <= len(items), hasRest && rest == false:
 	case hasRest:
-		parts = append(parts, "..."+paren(t.render(rest, ptr+"/"+restKey, indent, depth+1))+"[]")
+		parts = append(parts, "..."+paren(t.within(inRest, rest, ptr+"/"+restKey, indent, depth+1))+"[]")
 	default:
 		parts = append(parts, "...unknown[]")
 	}
@@ -497,23 +600,11 @@ func docText(s map[string]any) string {
 	return strings.Join(lines, "\n")
 }
 
-// ref renders a $ref. A target met again while it is being rendered is
-// recursive: it becomes a named type, unless nothing lies between it and
-// itself (`type A = A | string` is not a type).
+// ref renders a $ref as its target; unknown when it cannot be resolved.
 func (t *typer) ref(ref, indent string, depth int) string {
 	ptr, target, ok := t.resolve(ref)
 	if !ok {
 		return "unknown"
-	}
-	for i := len(t.stack) - 1; i >= 0; i-- {
-		if t.stack[i].ptr != ptr {
-			continue
-		}
-		if t.stack[i].structural == t.structural {
-			return "unknown"
-		}
-		t.recursive[ptr] = true
-		return t.name(ptr)
 	}
 	return t.render(target, ptr, indent, depth+1)
 }
@@ -526,7 +617,7 @@ func (t *typer) declare(ptr string, target any) string {
 	if t.reused[ptr] {
 		return name
 	}
-	t.stack = append(t.stack, frame{ptr, t.structural, t.property})
+	t.stack = append(t.stack, frame{ptr: ptr, ctxLen: len(t.ctx), property: t.property, alias: true})
 	body := t.renderNode(target, ptr, "  ", 0)
 	t.stack = t.stack[:len(t.stack)-1]
 	var b strings.Builder

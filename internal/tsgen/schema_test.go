@@ -202,6 +202,57 @@ var schemaCases = []struct {
     s?: unknown;
   }): Promise<ToolResult>;
 `},
+	{"recursion tsc resolves eagerly through tuple elements is unknown",
+		[]string{`{"type":"object","properties":{"ok":{"$ref":"#/$defs/Ok"},"rest":{"$ref":"#/$defs/Rest"},"opt":{"$ref":"#/$defs/Opt"}},"$defs":{` +
+			`"Ok":{"anyOf":[{"type":"string"},{"type":"array","prefixItems":[{"type":"number"}],"items":{"$ref":"#/$defs/Ok"},"minItems":1}]},` +
+			`"Rest":{"anyOf":[{"type":"string"},{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"array","prefixItems":[{"$ref":"#/$defs/Rest"}],"items":false,"minItems":1},"minItems":1}]},` +
+			`"Opt":{"anyOf":[{"type":"string"},{"type":"array","prefixItems":[{"type":"array","items":{"$ref":"#/$defs/Opt"}}]}]}}}`}, `
+  export type Ok = string | [number, ...Ok[]];
+
+  export function t(args?: {
+    ok?: Ok;
+    opt?: string | [unknown[]?, ...unknown[]];
+    rest?: string | [string, ...[unknown][]];
+  }): Promise<ToolResult>;
+`},
+	{"past 12 nested refs every target is named; aliases never resolve each other eagerly",
+		[]string{`{"anyOf":[{"type":"array","items":{"type":"object","properties":{"c":{"$ref":"#/$defs/call"}}}},{"$ref":"#/$defs/call"},{"$ref":"#/$defs/l0"}],"$defs":{"call":{"$ref":"#"},` +
+			`"l0":{"$ref":"#/$defs/l1"},"l1":{"$ref":"#/$defs/l2"},"l2":{"$ref":"#/$defs/l3"},"l3":{"$ref":"#/$defs/l4"},"l4":{"$ref":"#/$defs/l5"},"l5":{"$ref":"#/$defs/l6"},"l6":{"$ref":"#/$defs/l7"},` +
+			`"l7":{"$ref":"#/$defs/l8"},"l8":{"$ref":"#/$defs/l9"},"l9":{"$ref":"#/$defs/l10"},"l10":{"$ref":"#/$defs/l11"},"l11":{"$ref":"#/$defs/l12"},"l12":{"$ref":"#/$defs/l13"},"l13":{"type":"string"}}}`}, `
+  export type Call = TArgs;
+
+  export type L13 = string;
+
+  export type L12 = L13;
+
+  export type L11 = L12;
+
+  export type L10 = L11;
+
+  export type L9 = L10;
+
+  export type L8 = L9;
+
+  export type L7 = L8;
+
+  export type L6 = L7;
+
+  export type L5 = L6;
+
+  export type L4 = L5;
+
+  export type L3 = L4;
+
+  export type L2 = L3;
+
+  export type L1 = L2;
+
+  export type L0 = L1;
+
+  export type TArgs = unknown;
+
+  export function t(args?: TArgs): Promise<ToolResult>;
+`},
 	{"nullable types",
 		[]string{`{"type":"object","properties":{"a":{"type":["string","null"]},"b":{"type":"string","nullable":true},"c":{"type":["integer","string"]},"d":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`}, `
   export function t(args?: {

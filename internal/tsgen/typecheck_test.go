@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,7 +89,8 @@ func numbered(text string) string {
 
 // TestDeclarationsTypeCheck: the declarations generated from every fixture
 // (real servers' tools, pydantic and zod styles, the cases of
-// TestSchemaTypes) are valid TypeScript, and typed precisely enough that
+// TestSchemaTypes, and random schemas full of recursion) are valid
+// TypeScript, and typed precisely enough that
 // testdata/typecheck/check.ts compiles, with each mistake it marks
 // @ts-expect-error rejected.
 func TestDeclarationsTypeCheck(t *testing.T) {
@@ -98,6 +100,9 @@ func TestDeclarationsTypeCheck(t *testing.T) {
 	}
 	for i, tt := range schemaCases {
 		decls["case"+strconv.Itoa(i)] = Declaration("case"+strconv.Itoa(i), caseTools(tt.tools))
+	}
+	for name, tools := range randomModules(100) {
+		decls[name] = Declaration(name, tools)
 	}
 	program, err := os.ReadFile("testdata/typecheck/check.ts")
 	if err != nil {
@@ -116,4 +121,90 @@ func caseTools(inputs []string) []capability.Tool {
 		}
 	}
 	return tools
+}
+
+// randomModules returns n modules of four tools each, whose schemas mix
+// every construct the generator knows, with $refs (recursive or not) into
+// definitions, properties and items, names that need quoting and
+// descriptions that try to end their comment. The seed is fixed: the same
+// schemas every run.
+func randomModules(n int) map[string][]capability.Tool {
+	r := rand.New(rand.NewPCG(1, 2))
+	refs := []string{"#", "#/$defs/Node", "#/$defs/x~1y", "#/$defs/__schema0", "#/$defs/call", "#/$defs/ContentItem",
+		"#/properties/a", "#/properties/a/items", "#/$defs/Node/properties/a"}
+	defs := []string{"Node", "x/y", "__schema0", "call", "ContentItem"}
+	modules := map[string][]capability.Tool{}
+	for m := range n {
+		var tools []capability.Tool
+		for k := range 4 {
+			d := map[string]any{}
+			for _, name := range defs {
+				d[name] = randomSchema(r, 1, refs)
+			}
+			root := randomSchema(r, 0, refs)
+			if obj, ok := root.(map[string]any); ok {
+				obj["$defs"] = d
+			}
+			data, _ := json.Marshal(root)
+			tools = append(tools, capability.Tool{Name: "tool" + strconv.Itoa(k), InputSchema: data, OutputSchema: data})
+		}
+		modules["random"+strconv.Itoa(m)] = tools
+	}
+	return modules
+}
+
+func randomSchema(r *rand.Rand, depth int, refs []string) any {
+	sub := func() any { return randomSchema(r, depth+1, refs) }
+	if depth > 4 || r.IntN(6) == 0 {
+		switch r.IntN(6) {
+		case 0:
+			return true
+		case 1:
+			return false
+		case 2:
+			return map[string]any{"$ref": refs[r.IntN(len(refs))]}
+		}
+		types := []string{"string", "number", "integer", "boolean", "null"}
+		return map[string]any{"type": types[r.IntN(len(types))], "description": "ends */ or \" ) ] } ' `x`"}
+	}
+	names := []string{"a", "b-c", "d/e", "f~g", "0", "$h", "ü", "constructor", "__proto__", "x y", "*/", "'", "\""}
+	switch r.IntN(12) {
+	case 0, 1, 2:
+		props := map[string]any{}
+		var required []any
+		for i := r.IntN(4); i >= 0; i-- {
+			name := names[r.IntN(len(names))]
+			props[name] = sub()
+			if r.IntN(2) == 0 {
+				required = append(required, name)
+			}
+		}
+		s := map[string]any{"type": "object", "properties": props, "required": required}
+		switch r.IntN(4) {
+		case 0:
+			s["additionalProperties"] = sub()
+		case 1:
+			s["additionalProperties"] = false
+		case 2:
+			s["patternProperties"] = map[string]any{"^x": sub()}
+		}
+		return s
+	case 3:
+		return map[string]any{"type": "array", "items": sub()}
+	case 4:
+		return map[string]any{"type": "array", "prefixItems": []any{sub(), sub()}, "minItems": r.IntN(3), "items": sub()}
+	case 5:
+		return map[string]any{"type": "array", "items": []any{sub()}, "additionalItems": sub(), "maxItems": r.IntN(3)}
+	case 6:
+		return map[string]any{"anyOf": []any{sub(), sub()}}
+	case 7:
+		return map[string]any{"allOf": []any{sub(), sub()}, "type": "object"}
+	case 8:
+		return map[string]any{"enum": []any{"a", 1, true, nil, map[string]any{"k": []any{1}}}}
+	case 9:
+		return map[string]any{"const": map[string]any{"*/": "x", "q": nil}}
+	case 10:
+		return map[string]any{"type": []any{"string", "null", "array"}, "items": sub(), "nullable": true}
+	}
+	return map[string]any{"$ref": refs[r.IntN(len(refs))], "description": "through a $ref"}
 }
