@@ -163,9 +163,10 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 			g.whole.prefix = true
 			// A word the index holds is taken as meant: widening it to
 			// its typos would add their documents, and cost a Levenshtein
-			// automaton per field. An identifier the index holds is
-			// searched as such: its parts would find documents that
-			// merely hold one of them.
+			// automaton per field. So is a word that begins longer ones,
+			// as their start. An identifier the index holds is searched
+			// as such: its parts would find documents that merely hold
+			// one of them.
 			n := c.postings(g.whole.raw)
 			if n > 0 {
 				g.parts = nil
@@ -175,7 +176,7 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 				rarest = min(rarest, n)
 			} else {
 				anywhere = false
-				if letters := utf8.RuneCountInString(g.whole.raw); typoWords < maxTypoWords && letters >= minFuzzyLen && letters <= maxFuzzyLen {
+				if letters := utf8.RuneCountInString(g.whole.raw); typoWords < maxTypoWords && letters >= minFuzzyLen && letters <= maxFuzzyLen && !c.beginsLongerWords(g.whole.raw) {
 					g.whole.typo = true
 					typoWords++
 				}
@@ -227,6 +228,36 @@ type compiler struct {
 	plan
 	dict      dictionary
 	typoCache map[string][]string
+	extCache  map[[2]string][]string
+}
+
+// extensions returns what dict.extensions does, looked up once per field
+// and word.
+func (c *compiler) extensions(field, prefix string) []string {
+	key := [2]string{field, prefix}
+	if ts, ok := c.extCache[key]; ok {
+		return ts
+	}
+	if c.extCache == nil {
+		c.extCache = make(map[[2]string][]string)
+	}
+	ts := c.dict.extensions(field, prefix)
+	c.extCache[key] = ts
+	return ts
+}
+
+// beginsLongerWords reports whether some field holds a longer word that
+// starts with w.
+func (c *compiler) beginsLongerWords(w string) bool {
+	if c.dict == nil || utf8.RuneCountInString(w) < minPrefixLen {
+		return false
+	}
+	for _, f := range fieldBoosts {
+		if len(c.extensions(f.field, w)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // typos returns what dict.typos does, looked up once per word.
@@ -328,7 +359,7 @@ func (c *compiler) wordIn(w word, field string, boost float64, prefix bool) []qu
 		} else {
 			// A longer word of the same stem is matched by the stem
 			// already ("tasks" for "task").
-			terms := slices.DeleteFunc(c.dict.extensions(field, w.raw), func(t string) bool {
+			terms := slices.DeleteFunc(slices.Clone(c.extensions(field, w.raw)), func(t string) bool {
 				return string(stem([]byte(t))) == w.stem
 			})
 			cs = c.anyTerm(cs, terms, field, boost*prefixBoost)

@@ -219,6 +219,24 @@ func TestSearchRareWordsTogetherInALongBody(t *testing.T) {
 	}
 }
 
+func TestSearchStartOfAWordIsNotATypo(t *testing.T) {
+	// "mone" begins "money": it is searched as that start, not also as a
+	// typo of "mode" or "more".
+	ds := []capability.Doc{
+		{Name: "budget", Title: "Budget", Body: "Where the money goes."},
+		{Name: "modes", Title: "Modes", Body: "Pick a mode."},
+		{Name: "more", Title: "More", Body: "Read more."},
+	}
+	x := openFixture(t, &capability.Registry{Capabilities: []*capability.Capability{{ID: "ledger", Module: "ledger", Docs: ds}}})
+	res, err := x.Search(t.Context(), Request{Query: "mone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sources(res.Results), []string{"doc:ledger/budget"}; !slices.Equal(got, want) {
+		t.Errorf("Search(mone) = %q, want %q", got, want)
+	}
+}
+
 func TestRoundScore(t *testing.T) {
 	tests := []struct{ in, want float64 }{
 		{0, 0},
