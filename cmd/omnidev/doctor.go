@@ -84,6 +84,8 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 		switch {
 		case strings.HasSuffix(d.Init, "/"+isolate.HelperName):
 			fmt.Fprintf(w, "  init             %s\n", d.Init)
+		case d.InitProblem != "":
+			fmt.Fprintf(w, "  init             omnidev itself: %s (`just build` does)\n", d.InitProblem)
 		case d.Init != "":
 			fmt.Fprintf(w, "  init             omnidev itself; install %s beside it for faster runs (`just build` does)\n", isolate.HelperName)
 		}

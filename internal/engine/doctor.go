@@ -38,8 +38,9 @@ type Diagnosis struct {
 	// read-only. Both are empty when the config or the runtime is missing.
 	Protections  []isolate.Protection
 	RuntimePaths []string
-	// Init is the program runs start in as their first process.
-	Init string
+	// Init is the program runs start in as their first process;
+	// InitProblem says why the helper beside omnidev is not that program.
+	Init, InitProblem string
 }
 
 // RuntimeInfo describes the runtime executed code would use.
@@ -90,7 +91,7 @@ func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRe
 		d.Wrapped = diagnoseServers(ctx, d.Registry, environ, newRelay)
 	}
 	if d.Registry != nil && d.Runtime.Err == nil {
-		d.Protections, d.RuntimePaths, d.Init = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
+		d.Protections, d.RuntimePaths, d.Init, d.InitProblem = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
 	}
 	d.Git = gitState(root)
 	switch st, err := ReadServerStatus(root); {

@@ -26,8 +26,9 @@ func policy(cfg capability.Sandbox) *isolate.Policy {
 // diagnoseIsolation starts the runtime (with --version) the way a run
 // starts a program and reports each protection and whether it holds on
 // this machine, the runtime's folders the sandbox keeps visible, and the
-// init runs start in ("" where there is none).
-func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePath string) ([]isolate.Protection, []string, string) {
+// init runs start in ("" where there is none) with why it is not the helper
+// beside omnidev when it is not.
+func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePath string) ([]isolate.Protection, []string, string, string) {
 	env := reg.Env.Environ()
 	prog := isolate.Program{
 		Path:    runtimePath,
@@ -39,5 +40,6 @@ func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePat
 	}
 	iso := isolate.New()
 	protections := iso.Check(ctx, prog, policy(reg.Sandbox))
-	return protections, isolate.RuntimePaths(runtimePath, env), iso.InitPath()
+	init, problem := iso.InitPath()
+	return protections, isolate.RuntimePaths(runtimePath, env), init, problem
 }

@@ -100,8 +100,15 @@ func New(root string, logger *slog.Logger) *Executor {
 // it starts, so that its first run neither walks the worktree twice nor
 // waits for a walk. A run that comes while the build is under way waits
 // for it: the build is a walk already partly done, where falling back
-// would cost a walk before the run and another after it.
+// would cost a walk before the run and another after it. It also checks,
+// in the background, the sandbox's init, and logs why omnidev-sandbox is
+// not used when it is there but cannot be.
 func (e *Executor) Warm() {
+	go func() {
+		if _, problem := e.iso.InitPath(); problem != "" {
+			e.logger.Warn("runs start omnidev itself as the sandbox's init, a few milliseconds slower each", "reason", problem)
+		}
+	}()
 	e.turn <- struct{}{}
 	defer func() { <-e.turn }()
 	e.startBuild()

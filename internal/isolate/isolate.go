@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 )
@@ -29,6 +30,28 @@ func InitOr(run func() int) int {
 // HelperName is the small binary New looks for beside the running one to
 // serve as the init; see cmd/omnidev-sandbox.
 const HelperName = "omnidev-sandbox"
+
+// ProtocolArg, as the only argument of the helper, makes it print Protocol
+// and exit (see HelperMain): how omnidev tells a helper of its own build
+// from one installed by another, which would misread what it is sent.
+const ProtocolArg = "__omnidev_sandbox_protocol"
+
+// Protocol numbers what omnidev and its init say to each other (the specs
+// and the status): raise it with any change to them.
+const Protocol = 2
+
+// HelperMain is the main of cmd/omnidev-sandbox; it returns the exit code.
+func HelperMain(args []string) int {
+	switch {
+	case IsInit(args):
+		return Init()
+	case len(args) == 2 && args[1] == ProtocolArg:
+		fmt.Println(Protocol)
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, HelperName+" is started by omnidev for each run; it is not meant to be run by hand")
+	return 2
+}
 
 // ErrNetworkIsolation is returned when a program must run without network
 // and the kernel refuses the namespaces that would cut it off.

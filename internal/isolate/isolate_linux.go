@@ -3,6 +3,7 @@
 package isolate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,25 +11,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Isolator starts runs. It learns about the host once (the secret files to
 // hide, the cgroups it may use). Safe for concurrent use.
 type Isolator struct {
 	// init is the program started as the namespaces' first process.
-	init    string
-	once    sync.Once
-	masks   []string
-	cgroups cgroupHost
+	init string
+	// initOnce checks a helper init's protocol; initProblem says why the
+	// helper found beside the binary is not used.
+	initOnce    sync.Once
+	initProblem string
+	once        sync.Once
+	masks       []string
+	cgroups     cgroupHost
 }
 
+// selfInit is the running binary, as the init.
+const selfInit = "/proc/self/exe"
+
 // New returns an Isolator whose init is HelperName when it is installed
-// beside the running binary, else the running binary itself.
+// beside the running binary and speaks this build's Protocol, else the
+// running binary itself.
 func New() *Isolator {
-	iso := &Isolator{init: "/proc/self/exe"}
+	iso := &Isolator{init: selfInit}
 	if self, err := os.Executable(); err == nil {
 		helper := filepath.Join(filepath.Dir(self), HelperName)
 		if fi, err := os.Stat(helper); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
@@ -42,10 +53,39 @@ func New() *Isolator {
 // must call Init when IsInit says so.
 func NewWithInit(path string) *Isolator { return &Isolator{init: path} }
 
-// InitPath returns the path of the program started as the init.
-func (iso *Isolator) InitPath() string { return iso.init }
+// InitPath returns the path of the program started as the init, and why
+// the helper beside the binary is not that program when it is not.
+func (iso *Isolator) InitPath() (path, problem string) {
+	iso.checkInit()
+	return iso.init, iso.initProblem
+}
+
+// checkInit asks a helper init for its protocol, once: a helper left
+// from another build would misread the specs (a program path it does not
+// find, a view it does not set up), so the running binary serves instead.
+// It costs one start of the helper (~3 ms), before the first run.
+func (iso *Isolator) checkInit() {
+	iso.initOnce.Do(func() {
+		if iso.init == selfInit || filepath.Base(iso.init) != HelperName {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, iso.init, ProtocolArg).Output()
+		got := strings.TrimSpace(string(out))
+		if err == nil && got == strconv.Itoa(Protocol) {
+			return
+		}
+		if err != nil || got == "" {
+			got = "none"
+		}
+		iso.initProblem = fmt.Sprintf("%s is from another build of omnidev (protocol %s, want %d): install both from one build", iso.init, got, Protocol)
+		iso.init = selfInit
+	})
+}
 
 func (iso *Isolator) learn() {
+	iso.checkInit()
 	iso.once.Do(func() {
 		iso.masks = secretPaths()
 		iso.cgroups = findCgroups()

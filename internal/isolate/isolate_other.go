@@ -23,7 +23,7 @@ func New() *Isolator { return &Isolator{} }
 func NewWithInit(string) *Isolator { return &Isolator{} }
 
 // InitPath returns "": there is no init here.
-func (iso *Isolator) InitPath() string { return "" }
+func (iso *Isolator) InitPath() (path, problem string) { return "", "" }
 
 // Init is only reached on Linux.
 func Init() int {

@@ -35,23 +35,21 @@ func (e *expander) fail(err error) {
 	e.err = cmp.Or(e.err, err)
 }
 
-func (e *expander) known(term string) bool {
-	if e.err != nil {
-		return false
-	}
+func (e *expander) postings(term string) int {
+	n := 0
 	for _, f := range fieldBoosts {
+		if e.err != nil {
+			return 0
+		}
 		tfr, err := e.r.TermFieldReader(e.ctx, []byte(term), f.field, false, false, false)
 		if err != nil {
 			e.fail(err)
-			return false
+			return 0
 		}
-		n := tfr.Count()
+		n += int(tfr.Count())
 		tfr.Close()
-		if n > 0 {
-			return true
-		}
 	}
-	return false
+	return n
 }
 
 func (e *expander) extensions(field, prefix string) []string {

@@ -27,6 +27,10 @@ import (
 // The corpus depends only on which of go.sum's modules the cache holds: the
 // files are read in sorted order up to a fixed number of docs, and the
 // queries are picked by a hash of the doc and word, not at random.
+//
+// OMNIDEV_RECALL_CORPUS names another corpus: a folder with one subfolder
+// per capability, whose Markdown files are read the same way.
+// scripts/npm-readmes.sh fetches one, the READMEs of popular npm packages.
 func BenchmarkRecall(b *testing.B) {
 	reg, docs := recallCorpus(b)
 	x, err := Open(b.Context(), b.TempDir(), reg, nil)
@@ -75,17 +79,33 @@ type recallDoc struct {
 // do when the module cache holds too little of it.
 func recallCorpus(b *testing.B) (*capability.Registry, []recallDoc) {
 	b.Helper()
-	cache := os.Getenv("GOMODCACHE")
-	if cache == "" {
-		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	var cache string
+	var mods []string
+	if dir := os.Getenv("OMNIDEV_RECALL_CORPUS"); dir != "" {
+		cache = dir
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			b.Fatalf("find the module cache: go env GOMODCACHE: %v", err)
+			b.Fatalf("read OMNIDEV_RECALL_CORPUS: %v", err)
 		}
-		cache = strings.TrimSpace(string(out))
-	}
-	mods, err := cachedModules(filepath.Join("..", "..", "go.sum"), cache)
-	if err != nil {
-		b.Fatal(err)
+		for _, e := range entries {
+			if e.IsDir() {
+				mods = append(mods, filepath.Join(dir, e.Name()))
+			}
+		}
+	} else {
+		cache = os.Getenv("GOMODCACHE")
+		if cache == "" {
+			out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+			if err != nil {
+				b.Fatalf("find the module cache: go env GOMODCACHE: %v", err)
+			}
+			cache = strings.TrimSpace(string(out))
+		}
+		var err error
+		mods, err = cachedModules(filepath.Join("..", "..", "go.sum"), cache)
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	reg := &capability.Registry{Root: cache, Profile: "default"}
 	var docs []recallDoc

@@ -196,6 +196,47 @@ func TestSearchPrefixThatIsACommonWord(t *testing.T) {
 	}
 }
 
+func TestSearchRareWordsTogetherInALongBody(t *testing.T) {
+	// Each word of "statuses responded" stands in one long section; other
+	// sections hold one of them, or its stem, in a short title. The section
+	// that holds both comes first.
+	filler := strings.Repeat("The client sends a request to the server and waits for its answer before it retries. ", 30)
+	ds := []capability.Doc{
+		{Name: "errors", Title: "Handling errors", Body: filler + "Requests with statuses outside 2xx are rejected once the server responded.\n" + filler},
+		{Name: "status", Title: "Project status", Body: "Maintained."},
+		{Name: "replies", Title: "Responded requests", Body: "Kept for a day."},
+	}
+	for i := range 12 {
+		ds = append(ds, capability.Doc{Name: fmt.Sprintf("status%02d", i), Title: "Status", Body: fmt.Sprintf("Status page %d of the service.", i)})
+	}
+	x := openFixture(t, &capability.Registry{Capabilities: []*capability.Capability{{ID: "http", Module: "http", Docs: ds}}})
+	res, err := x.Search(t.Context(), Request{Query: "statuses responded"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(res.Results); len(got) == 0 || got[0] != "doc:http/errors" {
+		t.Errorf("Search(statuses responded) = %q, want doc:http/errors first", got)
+	}
+}
+
+func TestSearchStartOfAWordIsNotATypo(t *testing.T) {
+	// "mone" begins "money": it is searched as that start, not also as a
+	// typo of "mode" or "more".
+	ds := []capability.Doc{
+		{Name: "budget", Title: "Budget", Body: "Where the money goes."},
+		{Name: "modes", Title: "Modes", Body: "Pick a mode."},
+		{Name: "more", Title: "More", Body: "Read more."},
+	}
+	x := openFixture(t, &capability.Registry{Capabilities: []*capability.Capability{{ID: "ledger", Module: "ledger", Docs: ds}}})
+	res, err := x.Search(t.Context(), Request{Query: "mone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sources(res.Results), []string{"doc:ledger/budget"}; !slices.Equal(got, want) {
+		t.Errorf("Search(mone) = %q, want %q", got, want)
+	}
+}
+
 func TestRoundScore(t *testing.T) {
 	tests := []struct{ in, want float64 }{
 		{0, 0},

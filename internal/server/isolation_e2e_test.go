@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/omnidev/omnidev/internal/isolate"
 )
 
 // execOut is the part of omni_execute's result these tests read.
@@ -304,5 +306,39 @@ writeFileSync("../%[1]s", "x"); // the parent is the home folder: a private one`
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s exists after the run", p)
 		}
+	}
+}
+
+// TestIsolationWithHelperOfAnotherBuild runs a program with `omnidev exec`
+// installed beside an omnidev-sandbox of another build, which would
+// misread the specs it is sent: omnidev serves as the init itself, the run
+// is still isolated, and doctor says why and what to do.
+func TestIsolationWithHelperOfAnotherBuild(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "omnidev")
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "omnidev", string(data))
+	writeFile(t, dir, isolate.HelperName, "#!/bin/sh\necho 1\n")
+	for _, p := range []string{bin, filepath.Join(dir, isolate.HelperName)} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(dir, "repo")
+	writeFile(t, root, "omni/config.toml", "")
+	writeFile(t, root, "prog.ts", `console.log("pid", process.pid)`)
+	out, err := exec.CommandContext(t.Context(), bin, "--dir", root, "exec", "--json", filepath.Join(root, "prog.ts")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("omnidev exec: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"isolation": "namespaces"`) || !strings.Contains(string(out), `"stdout": "pid `) {
+		t.Errorf("the run was not isolated:\n%s", out)
+	}
+	out, _ = exec.CommandContext(t.Context(), bin, "--dir", root, "doctor").CombinedOutput()
+	if !strings.Contains(string(out), "init             omnidev itself: "+filepath.Join(dir, isolate.HelperName)+" is from another build") {
+		t.Errorf("doctor does not say why the helper is not used:\n%s", out)
 	}
 }
