@@ -1,19 +1,16 @@
 package query
 
 import (
-	"bufio"
 	"fmt"
-	"hash/fnv"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/capability/captest"
 )
 
 // BenchmarkRecall measures how often a search finds the document a query was
@@ -102,7 +99,7 @@ func recallCorpus(b *testing.B) (*capability.Registry, []recallDoc) {
 			cache = strings.TrimSpace(string(out))
 		}
 		var err error
-		mods, err = cachedModules(filepath.Join("..", "..", "go.sum"), cache)
+		mods, err = captest.ModuleDirs(filepath.Join("..", "..", "go.sum"), cache)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,35 +112,22 @@ func recallCorpus(b *testing.B) (*capability.Registry, []recallDoc) {
 		}
 		c := &capability.Capability{ID: fmt.Sprintf("mod%03d", i), Dir: dir}
 		c.Module, c.Name = c.ID, filepath.Base(dir)
-		var files []string
-		err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && strings.HasSuffix(path, ".md") {
-				files = append(files, path)
-			}
-			return err
-		})
+		secs, err := captest.MarkdownSections(dir, 2)
 		if err != nil {
 			b.Fatalf("read module cache: %v", err)
 		}
-		slices.Sort(files)
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				b.Fatalf("read module cache: %v", err)
+		n := 0 // the section's number in its file
+		for j, sec := range secs {
+			if len(docs) >= recallMaxDocs {
+				break
 			}
-			rel, _ := filepath.Rel(dir, f)
-			for j, sec := range splitSections(string(data)) {
-				if len(docs) >= recallMaxDocs {
-					break
-				}
-				d := capability.Doc{
-					Name:  fmt.Sprintf("%s/%d", filepath.ToSlash(strings.TrimSuffix(rel, ".md")), j),
-					Title: sec.title,
-					Body:  sec.body,
-				}
-				c.Docs = append(c.Docs, d)
-				docs = append(docs, recallDoc{source: source(KindDoc, c.ID, d.Name), text: d.Body})
+			if j > 0 && sec.File != secs[j-1].File {
+				n = 0
 			}
+			d := capability.Doc{Name: fmt.Sprintf("%s/%d", sec.File, n), Title: sec.Title, Body: sec.Body}
+			n++
+			c.Docs = append(c.Docs, d)
+			docs = append(docs, recallDoc{source: source(KindDoc, c.ID, d.Name), text: d.Body})
 		}
 		if len(c.Docs) > 0 {
 			reg.Capabilities = append(reg.Capabilities, c)
@@ -154,72 +138,6 @@ func recallCorpus(b *testing.B) (*capability.Registry, []recallDoc) {
 			cache, len(docs), recallMinDocs)
 	}
 	return reg, docs
-}
-
-// cachedModules returns the folders, sorted, of the modules go.sum lists
-// (by the hash of their content, not only of their go.mod) that the module
-// cache holds.
-func cachedModules(gosum, cache string) ([]string, error) {
-	f, err := os.Open(gosum)
-	if err != nil {
-		return nil, fmt.Errorf("read the module's go.sum: %w", err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 || strings.HasSuffix(fields[1], "/go.mod") {
-			continue
-		}
-		dir := filepath.Join(cache, escapeModule(fields[0])+"@"+escapeModule(fields[1]))
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			out = append(out, dir)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), sc.Err()
-}
-
-// escapeModule applies the module cache's case encoding: "!" and the lower
-// case letter for each upper case one.
-func escapeModule(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsUpper(r) {
-			b.WriteByte('!')
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-type section struct{ title, body string }
-
-// splitSections splits Markdown at its "## " headings; the text before the
-// first one is a section too, when it holds anything.
-func splitSections(md string) []section {
-	var out []section
-	var cur strings.Builder
-	title := ""
-	flush := func() {
-		if body := cur.String(); strings.TrimSpace(body) != "" {
-			out = append(out, section{title: title, body: body})
-		}
-		cur.Reset()
-	}
-	for line := range strings.Lines(md) {
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			flush()
-			title = strings.TrimSpace(h)
-		} else if h, ok := strings.CutPrefix(line, "# "); ok && title == "" {
-			title = strings.TrimSpace(h)
-		}
-		cur.WriteString(line)
-	}
-	flush()
-	return out
 }
 
 type recallQuery struct{ text, want string }
@@ -235,16 +153,9 @@ func recallQueries(docs []recallDoc) []recallClass {
 	words := make([][]string, len(docs)) // rare words of each doc, sorted
 	df := map[string]int{}
 	for i, d := range docs {
-		seen := map[string]bool{}
-		for w := range strings.FieldsFuncSeq(d.text, func(r rune) bool { return r > unicode.MaxASCII || !unicode.IsLetter(r) }) {
-			w = strings.ToLower(w)
-			if !seen[w] {
-				seen[w] = true
-				df[w]++
-			}
-		}
-		for w := range seen {
-			words[i] = append(words[i], w)
+		words[i] = captest.Words(d.text)
+		for _, w := range words[i] {
+			df[w]++
 		}
 	}
 	exact := recallClass{name: "exact", top: 10}
@@ -267,9 +178,9 @@ func recallQueries(docs []recallDoc) []recallClass {
 			return cmpHash(d.source+a, d.source+b)
 		})
 		w := rare[0]
-		h := hashOf(d.source + w)
+		h := captest.Hash(d.source + w)
 		exact.queries = append(exact.queries, recallQuery{w, d.source})
-		typo.queries = append(typo.queries, recallQuery{withTypo(w, h), d.source})
+		typo.queries = append(typo.queries, recallQuery{captest.Typo(w, h), d.source})
 		n := max(5, (7*len(w)+9)/10)
 		prefix.queries = append(prefix.queries, recallQuery{w[:n], d.source})
 		if len(rare) > 1 {
@@ -283,37 +194,8 @@ func recallQueries(docs []recallDoc) []recallClass {
 	return out
 }
 
-// withTypo returns w with one edit chosen by h: a deletion, a swap of two
-// neighbours or a substitution, never of the first letter.
-func withTypo(w string, h uint64) string {
-	b := []byte(w)
-	pos := 1 + int(h>>8)%(len(b)-2)
-	switch h % 3 {
-	case 0:
-		return string(slices.Delete(b, pos, pos+1))
-	case 1:
-		if b[pos] == b[pos+1] { // a swap would change nothing
-			return string(slices.Delete(b, pos, pos+1))
-		}
-		b[pos], b[pos+1] = b[pos+1], b[pos]
-	default:
-		c := byte('a' + (h>>16)%26)
-		if c == b[pos] {
-			c = 'a' + (c-'a'+1)%26
-		}
-		b[pos] = c
-	}
-	return string(b)
-}
-
-func hashOf(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
-}
-
 func cmpHash(a, b string) int {
-	ha, hb := hashOf(a), hashOf(b)
+	ha, hb := captest.Hash(a), captest.Hash(b)
 	switch {
 	case ha < hb:
 		return -1
