@@ -57,10 +57,10 @@ func newServer(e *engine.Engine, version string, logger *slog.Logger, requests *
 }
 
 // result is a tool's successful answer: out as structured content and as
-// JSON text for clients that read only text. The handlers declare their
-// output as any and hand the SDK a finished result, so the SDK neither
-// encodes out a second time nor decodes it again to check it against the
-// output schema on every call; TestResultsMatchOutputSchema checks that
+// JSON text for clients that read only text, encoded once for both. The
+// handlers declare their output as any and hand the SDK a finished result,
+// so the SDK neither encodes out again nor decodes it to check it against
+// the output schema on every call; TestResultsMatchOutputSchema checks that
 // instead. The text is encoded without HTML escaping, so type definitions
 // read "Promise<T>", not "Promise\u003cT\u003e".
 func result(out any) (*mcp.CallToolResult, any, error) {
@@ -68,7 +68,7 @@ func result(out any) (*mcp.CallToolResult, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(text)}, nil, nil
 }
 
 // marshalText encodes v as JSON without escaping <, > and &: the text goes
