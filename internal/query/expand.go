@@ -35,13 +35,16 @@ func (e *expander) fail(err error) {
 	e.err = cmp.Or(e.err, err)
 }
 
-func (e *expander) postings(term string) int {
+// postings counts in the fields with the most postings first, and stops
+// once it has counted more than enough: each field costs a lookup in each
+// of the index's segments.
+func (e *expander) postings(term string, enough int) int {
 	n := 0
-	for _, f := range fieldBoosts {
+	for i := len(fieldBoosts) - 1; i >= 0 && n <= enough; i-- {
 		if e.err != nil {
 			return 0
 		}
-		tfr, err := e.r.TermFieldReader(e.ctx, []byte(term), f.field, false, false, false)
+		tfr, err := e.r.TermFieldReader(e.ctx, []byte(term), fieldBoosts[i].field, false, false, false)
 		if err != nil {
 			e.fail(err)
 			return 0

@@ -114,9 +114,10 @@ type plan struct {
 // dictionaries of one reader of the index (see expander). With none, words
 // are widened by bleve's own prefix and fuzzy queries.
 type dictionary interface {
-	// postings returns how many postings term has, over all fields: 0
-	// when no field holds it.
-	postings(term string) int
+	// postings returns how many postings term has over all fields, 0
+	// when no field holds it, or any number above enough once it has
+	// counted more than enough.
+	postings(term string, enough int) int
 	// extensions returns the terms of field that start with prefix and are
 	// longer, in byte order.
 	extensions(field, prefix string) []string
@@ -167,11 +168,11 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 			// as their start. An identifier the index holds is searched
 			// as such: its parts would find documents that merely hold
 			// one of them.
-			n := c.postings(g.whole.raw)
+			n := c.postings(g.whole.raw, maxAnywherePostings)
 			if n > 0 {
 				g.parts = nil
 				if g.whole.stem != g.whole.raw && n <= maxAnywherePostings && len(groups) > 1 {
-					n += c.postings(g.whole.stem)
+					n += c.postings(g.whole.stem, maxAnywherePostings)
 				}
 				rarest = min(rarest, n)
 			} else {
@@ -273,11 +274,11 @@ func (c *compiler) typos(term string) []string {
 	return ts
 }
 
-func (c *compiler) postings(term string) int {
+func (c *compiler) postings(term string, enough int) int {
 	if c.dict == nil {
 		return 0
 	}
-	return c.dict.postings(term)
+	return c.dict.postings(term, enough)
 }
 
 func (c *compiler) addLiterals(groups []group) {
