@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/engine"
+	"github.com/omnidev/omnidev/internal/watch"
 )
 
 // ServeOptions configure Serve.
@@ -69,16 +70,29 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	defer eng.Close()
 	eng.WarmRuns()
+	// The watches (system calls, one a folder) are set while the server is
+	// built (CPU), and both are done before the first request is read.
+	type watching struct {
+		w   *watch.Watcher
+		err error
+	}
+	watched := make(chan watching, 1)
+	go func() {
+		w, err := eng.Watch(ctx)
+		watched <- watching{w, err}
+	}()
 	requests := newHTTPRequests()
 	srv, err := newServer(eng, o.Version, logger, requests)
+	wa := <-watched
+	if wa.w != nil {
+		defer wa.w.Close()
+	}
 	if err != nil {
 		return err
 	}
-	watcher, err := eng.Watch(ctx)
-	if err != nil {
-		return err
+	if wa.err != nil {
+		return wa.err
 	}
-	defer watcher.Close()
 
 	transport := "stdio"
 	if ln != nil {
