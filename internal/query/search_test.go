@@ -237,6 +237,27 @@ func TestSearchStartOfAWordIsNotATypo(t *testing.T) {
 	}
 }
 
+func TestSearchPrefixMeansTheCommonWords(t *testing.T) {
+	// "config" begins 70 identifiers, each in one doc, that sort before
+	// "configuration", which three docs hold: the prefix still stands for
+	// the word people write most.
+	var ds []capability.Doc
+	for i := range 70 {
+		ds = append(ds, capability.Doc{Name: fmt.Sprintf("key%02d", i), Title: "Keys", Body: fmt.Sprintf("Set config.key%02d first.", i)})
+	}
+	for i := range 3 {
+		ds = append(ds, capability.Doc{Name: fmt.Sprintf("setup%d", i), Title: "Setup", Body: "Read the configuration guide."})
+	}
+	x := openFixture(t, &capability.Registry{Capabilities: []*capability.Capability{{ID: "app", Module: "app", Docs: ds}}})
+	res, err := x.Search(t.Context(), Request{Query: "config", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(res.Results); !slices.Contains(got, "doc:app/setup0") {
+		t.Errorf("Search(config) = %q, want the docs that say configuration among them", got)
+	}
+}
+
 func TestRoundScore(t *testing.T) {
 	tests := []struct{ in, want float64 }{
 		{0, 0},
