@@ -118,8 +118,9 @@ type dictionary interface {
 	// when no field holds it, or any number above enough once it has
 	// counted more than enough.
 	postings(term string, enough int) int
-	// extensions returns the terms of field that start with prefix and are
-	// longer, in byte order.
+	// extensions returns terms of field that start with prefix and are
+	// longer, in byte order: those with the most postings when there are
+	// many (see maxExtensions).
 	extensions(field, prefix string) []string
 	// typos returns the terms within one typo of term, nearest first.
 	typos(term string) []string
