@@ -76,7 +76,7 @@ func (iso *Isolator) checkInit() {
 		if err == nil && got == strconv.Itoa(Protocol) {
 			return
 		}
-		if err != nil || got == "" {
+		if _, nerr := strconv.Atoi(got); err != nil || nerr != nil {
 			got = "none"
 		}
 		iso.initProblem = fmt.Sprintf("%s is from another build of omnidev (protocol %s, want %d): install both from one build", iso.init, got, Protocol)
