@@ -3,7 +3,6 @@ package query
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,33 +75,9 @@ type recallDoc struct {
 // do when the module cache holds too little of it.
 func recallCorpus(b *testing.B) (*capability.Registry, []recallDoc) {
 	b.Helper()
-	var cache string
-	var mods []string
-	if dir := os.Getenv("OMNIDEV_RECALL_CORPUS"); dir != "" {
-		cache = dir
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			b.Fatalf("read OMNIDEV_RECALL_CORPUS: %v", err)
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				mods = append(mods, filepath.Join(dir, e.Name()))
-			}
-		}
-	} else {
-		cache = os.Getenv("GOMODCACHE")
-		if cache == "" {
-			out, err := exec.Command("go", "env", "GOMODCACHE").Output()
-			if err != nil {
-				b.Fatalf("find the module cache: go env GOMODCACHE: %v", err)
-			}
-			cache = strings.TrimSpace(string(out))
-		}
-		var err error
-		mods, err = captest.ModuleDirs(filepath.Join("..", "..", "go.sum"), cache)
-		if err != nil {
-			b.Fatal(err)
-		}
+	cache, mods, err := captest.CorpusDirs(os.Getenv("OMNIDEV_RECALL_CORPUS"), filepath.Join("..", "..", "go.sum"))
+	if err != nil {
+		b.Fatal(err)
 	}
 	reg := &capability.Registry{Root: cache, Profile: "default"}
 	var docs []recallDoc

@@ -3,7 +3,6 @@ package server_test
 import (
 	"cmp"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,28 +62,7 @@ func BenchmarkQueryCorpus(b *testing.B) {
 
 // corpusDirs returns the folders of BenchmarkQueryCorpus's corpus.
 func corpusDirs(b testing.TB) []string {
-	if dir := os.Getenv("OMNIDEV_RECALL_CORPUS"); dir != "" {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			b.Fatalf("read OMNIDEV_RECALL_CORPUS: %v", err)
-		}
-		var dirs []string
-		for _, e := range entries {
-			if e.IsDir() {
-				dirs = append(dirs, filepath.Join(dir, e.Name()))
-			}
-		}
-		return dirs
-	}
-	cache := os.Getenv("GOMODCACHE")
-	if cache == "" {
-		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
-		if err != nil {
-			b.Fatalf("find the module cache: go env GOMODCACHE: %v", err)
-		}
-		cache = strings.TrimSpace(string(out))
-	}
-	dirs, err := captest.ModuleDirs(filepath.Join("..", "..", "go.sum"), cache)
+	_, dirs, err := captest.CorpusDirs(os.Getenv("OMNIDEV_RECALL_CORPUS"), filepath.Join("..", "..", "go.sum"))
 	if err != nil {
 		b.Fatal(err)
 	}

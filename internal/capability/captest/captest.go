@@ -1,6 +1,7 @@
 // Package captest generates capability folders for tests and benchmarks.
 // It writes only below the directory it is given and never reads the
-// environment, so tests that share it stay independent.
+// environment (CorpusDirs asks `go env` where the module cache is), so
+// tests that share it stay independent.
 package captest
 
 import (

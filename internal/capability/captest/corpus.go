@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,32 @@ import (
 // This file reads corpora nobody here wrote, for benchmarks of search: the
 // Markdown files of folders such as the module cache's modules, split into
 // sections.
+
+// CorpusDirs returns the folders of a corpus, one per capability, and the
+// folder that holds them: the subfolders of dir, or with dir empty the
+// module cache's folders of the modules the go.sum file lists (see
+// ModuleDirs), the cache found with `go env GOMODCACHE`.
+func CorpusDirs(dir, gosum string) (root string, dirs []string, err error) {
+	if dir != "" {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("read the corpus folder: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(dir, e.Name()))
+			}
+		}
+		return dir, dirs, nil
+	}
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("find the module cache: go env GOMODCACHE: %w", err)
+	}
+	cache := strings.TrimSpace(string(out))
+	dirs, err = ModuleDirs(gosum, cache)
+	return cache, dirs, err
+}
 
 // ModuleDirs returns the folders, sorted, of the modules the go.sum file
 // lists (by the hash of their content, not only of their go.mod) that the
