@@ -96,17 +96,6 @@ func resultText(res map[string]any) string {
 	return strings.Join(parts, "\n")
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestCallResults(t *testing.T) {
 	f := newFixture(t, 0)
 	tests := []struct {
@@ -200,7 +189,7 @@ func TestCrashRestarts(t *testing.T) {
 	if _, err := f.call(t, t.Context(), "crash", nil); err == nil || !strings.Contains(err.Error(), "exited during the call") {
 		t.Fatalf("crash: error %v, want the server's exit", err)
 	}
-	waitFor(t, "the exit to be recorded", func() bool { st, _ := f.r.Status("t"); return !st.Started })
+	testrepo.WaitFor(t, "the exit to be recorded", 10*time.Second, func() bool { st, _ := f.r.Status("t"); return !st.Started })
 	if st, _ := f.r.Status("t"); st.Err == nil || !strings.Contains(st.Err.Error(), "exited") {
 		t.Errorf("status error %v, want the exit", st.Err)
 	}
@@ -210,7 +199,7 @@ func TestCrashRestarts(t *testing.T) {
 	}
 	// A second crash in a row waits for a backoff before the next start.
 	f.call(t, t.Context(), "crash", nil)
-	waitFor(t, "the second exit", func() bool { st, _ := f.r.Status("t"); return !st.Started })
+	testrepo.WaitFor(t, "the second exit", 10*time.Second, func() bool { st, _ := f.r.Status("t"); return !st.Started })
 	if _, err := f.call(t, t.Context(), "echo", map[string]any{"message": "x"}); err == nil || !strings.Contains(err.Error(), "next restart in") {
 		t.Fatalf("call right after a second crash: %v, want the backoff named", err)
 	}
@@ -239,7 +228,7 @@ func TestCancellation(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %v, want %q", err, tt.wantErr)
 			}
-			waitFor(t, "notifications/cancelled to reach the server", func() bool {
+			testrepo.WaitFor(t, "notifications/cancelled to reach the server", 10*time.Second, func() bool {
 				data, _ := os.ReadFile(f.cancelFile)
 				return strings.Contains(string(data), "cancelled")
 			})
@@ -259,14 +248,14 @@ func TestProgressAndToolListChanged(t *testing.T) {
 		t.Errorf("progress %q, want \"sleeping 1/2\"", msgs)
 	}
 	mu.Unlock()
-	waitFor(t, "the server's log message in omnidev's log", func() bool {
+	testrepo.WaitFor(t, "the server's log message in omnidev's log", 10*time.Second, func() bool {
 		return strings.Contains(f.log.String(), `msg="wrapped MCP server log" capability=t logger=testserver data="sleep started"`)
 	})
 
 	if _, err := f.call(t, t.Context(), "add-tool", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "fresh-tool to be listed", func() bool {
+	testrepo.WaitFor(t, "fresh-tool to be listed", 10*time.Second, func() bool {
 		st, _ := f.r.Status("t")
 		return slices.ContainsFunc(st.Tools, func(tl capability.Tool) bool { return tl.Name == "fresh-tool" })
 	})
@@ -394,7 +383,7 @@ func TestChannel(t *testing.T) {
 		t.Errorf("answers %v, want each echo by its id while the sleep is in flight", got)
 	}
 	end()
-	waitFor(t, "the run's sleep to be cancelled", func() bool {
+	testrepo.WaitFor(t, "the run's sleep to be cancelled", 10*time.Second, func() bool {
 		data, _ := os.ReadFile(f.cancelFile)
 		return strings.Contains(string(data), "cancelled")
 	})

@@ -433,5 +433,5 @@ func TestEndToEndCancel(t *testing.T) {
 	child, done := startHanging(t, ctx, s.session, root)
 	cancel()
 	<-done
-	waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+	testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
 }

@@ -43,7 +43,7 @@ func serveHTTP(t testing.TB, root string, args ...string) (string, *exec.Cmd, *t
 		PID       int
 		Transport string
 	}
-	waitFor(t, "server.json", reloadWait, func() bool {
+	testrepo.WaitFor(t, "server.json", reloadWait, func() bool {
 		data, err := os.ReadFile(filepath.Join(root, ".omni", "server.json"))
 		return err == nil && json.Unmarshal(data, &info) == nil && info.PID == cmd.Process.Pid
 	})
@@ -121,12 +121,12 @@ func TestEndToEndHTTP(t *testing.T) {
 		child, _ := startHanging(t, ctx, cs, root)
 		cancel()
 		cs.Close()
-		waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+		testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
 	})
 
 	t.Run("SIGTERM stops it and removes its files", func(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
-		waitFor(t, "the server to exit", 3*time.Second, func() bool { return syscall.Kill(cmd.Process.Pid, 0) != nil })
+		testrepo.WaitFor(t, "the server to exit", 3*time.Second, func() bool { return syscall.Kill(cmd.Process.Pid, 0) != nil })
 		for _, f := range []string{"server.json", "server.pid"} {
 			if _, err := os.Stat(filepath.Join(root, ".omni", f)); !os.IsNotExist(err) {
 				t.Errorf(".omni/%s left behind: %v", f, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/isolate"
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // execOut is the part of omni_execute's result these tests read.
@@ -253,14 +254,14 @@ spawn("sleep", ["%[1]s"], { detached: true, stdio: "ignore" }).unref();
 writeFileSync(%[2]q, "");
 await new Promise(() => {});`, marker, started)
 	go s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{"code": code}})
-	waitFor(t, "the program's children", 20*time.Second, func() bool {
+	testrepo.WaitFor(t, "the program's children", 20*time.Second, func() bool {
 		_, err := os.Stat(started)
 		return err == nil && len(processesRunning("sleep", marker)) == 2
 	})
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the program's children to die with the server", 5*time.Second, func() bool {
+	testrepo.WaitFor(t, "the program's children to die with the server", 5*time.Second, func() bool {
 		return len(processesRunning("sleep", marker)) == 0
 	})
 }

@@ -16,15 +16,6 @@ import (
 )
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out after %v waiting for %s", timeout, what)
-}
 
 type queryOut struct {
 	Results []struct{ Source, Capability, Snippet string }
@@ -72,7 +63,7 @@ func TestReload(t *testing.T) {
 		if err := os.WriteFile(config, []byte(strings.Replace(string(original), `enable = ["repo", "tasks"]`, `enable = ["repo", "tasks", "notes"]`, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "notes in the summary", reloadWait, func() bool { return summary() == "notes,repo,tasks" })
+		testrepo.WaitFor(t, "notes in the summary", reloadWait, func() bool { return summary() == "notes,repo,tasks" })
 		if !s.query(t, "zanzibarian").has("capability:notes") {
 			t.Error("the new capability is not searchable")
 		}
@@ -80,9 +71,9 @@ func TestReload(t *testing.T) {
 
 	t.Run("edit a doc three folders deep", func(t *testing.T) {
 		writeFile(t, root, "omni/capabilities/notes/docs/a/b/c.md", "# Deep\n\nquokkas live here\n")
-		waitFor(t, "the deep doc", reloadWait, func() bool { return s.query(t, "quokkas").has("doc:notes/a/b/c") })
+		testrepo.WaitFor(t, "the deep doc", reloadWait, func() bool { return s.query(t, "quokkas").has("doc:notes/a/b/c") })
 		writeFile(t, root, "omni/capabilities/notes/docs/a/b/c.md", "# Deep\n\nwombats live here now\n")
-		waitFor(t, "the edited doc", reloadWait, func() bool { return s.query(t, "wombats").has("doc:notes/a/b/c") })
+		testrepo.WaitFor(t, "the edited doc", reloadWait, func() bool { return s.query(t, "wombats").has("doc:notes/a/b/c") })
 		if s.query(t, "quokkas").has("doc:notes/a/b/c") {
 			t.Error("the old content is still found")
 		}
@@ -90,14 +81,14 @@ func TestReload(t *testing.T) {
 
 	t.Run("mkdir -p and write at once", func(t *testing.T) {
 		writeFile(t, root, "omni/capabilities/notes/docs/x/y/z/new.md", "# New\n\naardvarks\n")
-		waitFor(t, "the new doc", reloadWait, func() bool { return s.query(t, "aardvarks").has("doc:notes/x/y/z/new") })
+		testrepo.WaitFor(t, "the new doc", reloadWait, func() bool { return s.query(t, "aardvarks").has("doc:notes/x/y/z/new") })
 	})
 
 	t.Run("broken TOML keeps the last good state, then is fixed", func(t *testing.T) {
 		if err := os.WriteFile(config, []byte("enable = [\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the failed reload in the server's log", reloadWait, func() bool {
+		testrepo.WaitFor(t, "the failed reload in the server's log", reloadWait, func() bool {
 			for _, line := range strings.Split(s.stderr.String(), "\n") {
 				if strings.Contains(line, "reload failed") && strings.Contains(line, "config.toml") {
 					return true
@@ -116,13 +107,13 @@ func TestReload(t *testing.T) {
 		if err := os.Rename(tmp, config); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the fixed config", reloadWait, func() bool { return summary() == "repo,tasks" })
+		testrepo.WaitFor(t, "the fixed config", reloadWait, func() bool { return summary() == "repo,tasks" })
 	})
 
 	t.Run("a limit out of range keeps the last good state", func(t *testing.T) {
 		writeFile(t, root, ".omni/config.local.toml", "[sandbox]\nmax_output_bytes = 99999999999\n")
 		want := ".omni/config.local.toml:2:20: [sandbox] max_output_bytes is 99999999999, out of range; allowed: 1 to 16777216"
-		waitFor(t, "the failed reload in the server's log", reloadWait, func() bool {
+		testrepo.WaitFor(t, "the failed reload in the server's log", reloadWait, func() bool {
 			return strings.Contains(s.stderr.String(), want)
 		})
 		if got := summary(); got != "repo,tasks" {
@@ -145,21 +136,21 @@ func TestReload(t *testing.T) {
 
 	t.Run("switch the active profile", func(t *testing.T) {
 		writeFile(t, root, ".omni/active-profile", "minimal\n")
-		waitFor(t, "the minimal profile", reloadWait, func() bool { return summary() == "repo" })
+		testrepo.WaitFor(t, "the minimal profile", reloadWait, func() bool { return summary() == "repo" })
 		if s.query(t, "addTask").has("capability:tasks") {
 			t.Error("a disabled capability is still found")
 		}
 		if err := os.Remove(filepath.Join(root, ".omni/active-profile")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the default profile", reloadWait, func() bool { return summary() == "repo,tasks" })
+		testrepo.WaitFor(t, "the default profile", reloadWait, func() bool { return summary() == "repo,tasks" })
 	})
 
 	t.Run("remove a capability folder", func(t *testing.T) {
 		if err := os.RemoveAll(filepath.Join(root, "omni/capabilities/tasks")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "tasks gone", reloadWait, func() bool { return summary() == "repo" })
+		testrepo.WaitFor(t, "tasks gone", reloadWait, func() bool { return summary() == "repo" })
 	})
 }
 
@@ -177,7 +168,7 @@ func serveRaw(t *testing.T, root string) (*exec.Cmd, *testrepo.Buffer, func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the PID file", reloadWait, func() bool {
+	testrepo.WaitFor(t, "the PID file", reloadWait, func() bool {
 		data, _ := os.ReadFile(filepath.Join(root, ".omni", "server.pid"))
 		return strings.TrimSpace(string(data)) == fmt.Sprint(cmd.Process.Pid)
 	})
@@ -216,8 +207,8 @@ func TestSIGTERMKillsRunningProgram(t *testing.T) {
 	child, _ := startHanging(t, context.Background(), s.session, root)
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
-	waitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
-	waitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+	testrepo.WaitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
+	testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("stopping took %v", d)
 	}

@@ -134,7 +134,7 @@ console.log("server env:", (await call("get-env", {})).text);
 
 	// kill -9 of omnidev leaves no wrapped server behind.
 	s.cmd.Process.Signal(syscall.SIGKILL) // the session's cleanup reaps it
-	waitFor(t, "the wrapped servers to exit with omnidev", 10*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
+	testrepo.WaitFor(t, "the wrapped servers to exit with omnidev", 10*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
 }
 
 // The end of stdin and SIGTERM stop omnidev gracefully, and its wrapped
@@ -153,10 +153,10 @@ func TestEndToEndWrappedServerStops(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := wrappedRepo(t)
 			s := startServer(t, root)
-			waitFor(t, "the wrapped server to start", 30*time.Second, func() bool { return len(serverPIDsIn(root)) > 0 })
+			testrepo.WaitFor(t, "the wrapped server to start", 30*time.Second, func() bool { return len(serverPIDsIn(root)) > 0 })
 			tc.stop(s)
 			// omnidev has exited; give the kernel a moment to reap.
-			waitFor(t, "the wrapped servers to exit with omnidev", 5*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
+			testrepo.WaitFor(t, "the wrapped servers to exit with omnidev", 5*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
 		})
 	}
 }
@@ -319,7 +319,7 @@ console.log((await echo({ message: "back" })).text);`, []string{"crash: call cra
 		if !res.TimedOut {
 			t.Fatalf("run did not time out: %+v", res)
 		}
-		waitFor(t, "the wrapped server to see notifications/cancelled", 10*time.Second, func() bool {
+		testrepo.WaitFor(t, "the wrapped server to see notifications/cancelled", 10*time.Second, func() bool {
 			data, _ := os.ReadFile(cancelFile)
 			return strings.Contains(string(data), "cancelled")
 		})

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // TestEndToEndRuntimeMissing serves a repository where Bun is not on PATH:
@@ -16,7 +18,7 @@ func TestEndToEndRuntimeMissing(t *testing.T) {
 	if instr := s.session.InitializeResult().Instructions; !strings.Contains(instr, "omni_execute cannot run programs on this machine: ") || !strings.Contains(instr, sentence) {
 		t.Errorf("instructions do not name the missing runtime:\n%s", instr)
 	}
-	waitFor(t, "the warning in the server's log", 5*time.Second, func() bool { return strings.Contains(s.stderr.String(), sentence) })
+	testrepo.WaitFor(t, "the warning in the server's log", 5*time.Second, func() bool { return strings.Contains(s.stderr.String(), sentence) })
 	s.wantToolError(t, t.Context(), "omni_execute", map[string]any{"code": "console.log(1)"}, sentence)
 }
 

@@ -31,7 +31,7 @@ func TestServeOnATerminal(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	waitFor(t, "the terminal notice", 10*time.Second, func() bool { return strings.Contains(stderr.String(), "server started") })
+	testrepo.WaitFor(t, "the terminal notice", 10*time.Second, func() bool { return strings.Contains(stderr.String(), "server started") })
 	for _, want := range []string{"MCP server over stdio", "npx @modelcontextprotocol/inspector omnidev serve --dir " + root} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)

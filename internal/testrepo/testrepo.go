@@ -174,3 +174,13 @@ func TestServer(tb testing.TB) string {
 	}
 	return bin
 }
+
+// WaitFor polls cond until it holds, failing t after timeout.
+func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(timeout); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+	}
+}
