@@ -25,7 +25,8 @@ const maxLineBytes = 16 << 20
 const stdioReadBuffer = 64 << 10
 
 // stdioTransport is the SDK's newline-delimited transport over in and out,
-// behind a filter that hands the SDK only well-formed JSON-RPC messages.
+// behind a filter that hands the SDK only well-formed JSON-RPC messages,
+// with the plain calls of the direct tools answered beside it (direct.go).
 //
 // The SDK reads its input with one streaming JSON decoder that cannot
 // resynchronize: a line that is not JSON, a batch, a message it refuses or
@@ -35,9 +36,13 @@ const stdioReadBuffer = 64 << 10
 // bad line with the JSON-RPC error it deserves and goes on to the next.
 // Only messages the SDK's own decoder accepts pass; the SDK is left to
 // answer everything else (unknown methods, bad params) itself.
-func stdioTransport(in io.Reader, out io.Writer, logger *slog.Logger) mcp.Transport {
+func stdioTransport(in io.Reader, out io.Writer, logger *slog.Logger, direct ...directTool) mcp.Transport {
 	w := &syncWriter{w: out}
-	return &filteredTransport{out: w, io: &mcp.IOTransport{
+	tools := make(map[string]directTool, len(direct))
+	for _, t := range direct {
+		tools[t.name] = t
+	}
+	return &filteredTransport{out: w, tools: tools, logger: logger, io: &mcp.IOTransport{
 		Reader: newLineFilter(in, w, maxLineBytes, logger),
 		Writer: w,
 		// Each line the filter passes is within maxLineBytes already; the
@@ -47,10 +52,13 @@ func stdioTransport(in io.Reader, out io.Writer, logger *slog.Logger) mcp.Transp
 }
 
 // filteredTransport is the SDK's newline-delimited transport, except that
-// a successful response is written as it is (see stdioConn.Write).
+// a successful response is written as it is (see stdioConn.Write) and the
+// direct tools' plain calls are answered without the SDK.
 type filteredTransport struct {
-	out *syncWriter
-	io  *mcp.IOTransport
+	out    *syncWriter
+	io     *mcp.IOTransport
+	tools  map[string]directTool
+	logger *slog.Logger
 }
 
 func (t *filteredTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -58,7 +66,7 @@ func (t *filteredTransport) Connect(ctx context.Context) (mcp.Connection, error)
 	if err != nil {
 		return nil, err
 	}
-	return &stdioConn{Connection: c, out: t.out}, nil
+	return &stdioConn{Connection: c, out: t.out, direct: &directCalls{tools: t.tools, logger: t.logger}}, nil
 }
 
 // stdioConn writes a successful response around its result as the SDK
@@ -70,11 +78,29 @@ func (t *filteredTransport) Connect(ctx context.Context) (mcp.Connection, error)
 // (the filter refuses them).
 type stdioConn struct {
 	mcp.Connection
-	out *syncWriter
+	out    *syncWriter
+	direct *directCalls
+}
+
+// Read returns the next message for the SDK, answering the plain calls of
+// direct tools on the way.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if req, ok := msg.(*jsonrpc.Request); !ok || !c.direct.seen(req, c) {
+			return msg, nil
+		}
+	}
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
+	if ok {
+		defer c.direct.answered(resp)
+	}
 	// A result with a newline in it (the SDK's are compact) is left to the
 	// SDK, which compacts it: a message is one line.
 	if !ok || resp.Error != nil || len(resp.Result) == 0 || !resp.ID.IsValid() || bytes.IndexByte(resp.Result, '\n') >= 0 {
@@ -83,18 +109,30 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	id, err := json.Marshal(resp.ID.Raw())
+	return c.writeResult(resp.ID, resp.Result)
+}
+
+// writeResult writes a successful response of result, which must be one
+// line of JSON.
+func (c *stdioConn) writeResult(id jsonrpc.ID, result []byte) error {
+	idJSON, err := json.Marshal(id.Raw())
 	if err != nil {
-		return c.Connection.Write(ctx, msg)
+		return err
 	}
-	line := make([]byte, 0, len(resp.Result)+len(id)+40)
+	line := make([]byte, 0, len(result)+len(idJSON)+40)
 	line = append(line, `{"jsonrpc":"2.0","id":`...)
-	line = append(line, id...)
+	line = append(line, idJSON...)
 	line = append(line, `,"result":`...)
-	line = append(line, resp.Result...)
+	line = append(line, result...)
 	line = append(line, "}\n"...)
 	_, err = c.out.Write(line)
 	return err
+}
+
+// Close ends the direct calls in flight, then the SDK's connection.
+func (c *stdioConn) Close() error {
+	c.direct.close()
+	return c.Connection.Close()
 }
 
 // syncWriter serializes writes to stdout. The SDK writes each message with
