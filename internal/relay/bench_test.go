@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os/exec"
@@ -49,7 +50,7 @@ func BenchmarkRelayLayers(b *testing.B) {
 	br := bufio.NewReader(c)
 
 	direct := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil)
-	ds, err := direct.Connect(b.Context(), &mcp.CommandTransport{Command: exec.Command(testServer)}, nil)
+	ds, err := direct.Connect(b.Context(), &mcp.CommandTransport{Command: exec.Command(testServer)}, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocol})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func BenchmarkRelayLayers(b *testing.B) {
 				b.Fatal(err)
 			}
 			t1 := time.Now()
-			if _, err := f.r.Call(b.Context(), "t", "echo", map[string]any{"message": "x"}, nil); err != nil {
+			if _, err := f.r.Call(b.Context(), "t", "echo", json.RawMessage(`{"message":"x"}`), nil); err != nil {
 				b.Fatal(err)
 			}
 			t2 := time.Now()

@@ -190,7 +190,7 @@ type request struct {
 	ID         json.RawMessage `json:"id"`
 	Capability string          `json:"capability"`
 	Tool       string          `json:"tool"`
-	Args       map[string]any  `json:"args"`
+	Args       json.RawMessage `json:"args"`
 }
 
 // serveConn answers one program's connection.
@@ -229,9 +229,12 @@ func (r *Relay) serveConn(c net.Conn) {
 			return
 		}
 		var req request
-		if err := json.Unmarshal(line, &req); err != nil || len(req.ID) == 0 {
-			write(errorLine(req.ID, &CallError{Message: "relay: a request must be one JSON line {id, capability, tool, args}"}))
+		if err := json.Unmarshal(line, &req); err != nil || len(req.ID) == 0 || (len(req.Args) > 0 && req.Args[0] != '{' && string(req.Args) != "null") {
+			write(errorLine(req.ID, &CallError{Message: "relay: a request must be one JSON line {id, capability, tool, args}, args an object"}))
 			continue
+		}
+		if string(req.Args) == "null" {
+			req.Args = nil
 		}
 		go func() {
 			data, err := r.Call(ctx, req.Capability, req.Tool, req.Args, rn.progress)

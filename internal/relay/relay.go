@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -159,10 +160,10 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Message }
 
-// Call calls tool of the server of capability id and returns the MCP
-// CallToolResult as JSON. progress, if set, receives the server's progress
-// messages for this call.
-func (r *Relay) Call(ctx context.Context, id, tool string, args map[string]any, progress func(string)) ([]byte, error) {
+// Call calls tool of the server of capability id with args (a JSON object;
+// none is {}) and returns the MCP CallToolResult as JSON. progress, if
+// set, receives the server's progress messages for this call.
+func (r *Relay) Call(ctx context.Context, id, tool string, args json.RawMessage, progress func(string)) ([]byte, error) {
 	s := r.server(id)
 	if s == nil {
 		return nil, &CallError{Message: fmt.Sprintf("capability %q wraps no MCP server here; check that it is enabled and has an [mcp] section", id)}

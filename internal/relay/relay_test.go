@@ -74,7 +74,11 @@ func newFixture(t *testing.T, timeout time.Duration) *fixture {
 // call calls a tool and decodes its CallToolResult.
 func (f *fixture) call(t *testing.T, ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
 	t.Helper()
-	data, err := f.r.Call(ctx, "t", tool, args, nil)
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := f.r.Call(ctx, "t", tool, raw, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +151,15 @@ func TestCallResults(t *testing.T) {
 				t.Error(msg)
 			}
 		})
+	}
+	// These calls went past the SDK (lineConn.call): the session speaks the
+	// protocol with sessions, over stdio.
+	s := f.r.server("t")
+	s.mu.Lock()
+	line, cs := s.line, s.cs
+	s.mu.Unlock()
+	if line == nil || cs.InitializeResult().ProtocolVersion != sessionProtocol {
+		t.Errorf("stdio session on protocol %s: calls did not go past the SDK", cs.InitializeResult().ProtocolVersion)
 	}
 }
 
@@ -240,7 +253,7 @@ func TestProgressAndToolListChanged(t *testing.T) {
 	f := newFixture(t, 0)
 	var mu sync.Mutex
 	var msgs []string
-	if _, err := f.r.Call(t.Context(), "t", "sleep", map[string]any{"ms": 10}, func(m string) { mu.Lock(); msgs = append(msgs, m); mu.Unlock() }); err != nil {
+	if _, err := f.r.Call(t.Context(), "t", "sleep", json.RawMessage(`{"ms":10}`), func(m string) { mu.Lock(); msgs = append(msgs, m); mu.Unlock() }); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -318,7 +331,7 @@ func TestHTTP(t *testing.T) {
 			r := New(Options{})
 			defer r.Close()
 			r.Sync(map[string]*capability.MCPServer{"h": {Transport: capability.TransportHTTP, URL: url, Headers: tt.headers}}, true)
-			data, err := r.Call(t.Context(), "h", "echo", map[string]any{"message": "over http"}, nil)
+			data, err := r.Call(t.Context(), "h", "echo", json.RawMessage(`{"message":"over http"}`), nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "nope") {
 					t.Fatalf("error %v, want %q and no token", err, tt.wantErr)

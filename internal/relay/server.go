@@ -45,6 +45,7 @@ type server struct {
 
 	mu        sync.Mutex
 	cs        *mcp.ClientSession
+	line      *lineConn     // cs's connection, when calls may go past the SDK (stdio)
 	since     time.Time     // when cs was opened
 	starting  chan struct{} // closed when the start in progress ends
 	ready     bool
@@ -80,19 +81,20 @@ func (s *server) notify() {
 	s.r.opts.OnChange(s.id)
 }
 
-// session returns the open session, starting the server if none is open.
-// One start runs at a time; callers wait for it under their own ctx.
-func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+// session returns the open session, and its connection when calls may go
+// past the SDK, starting the server if none is open. One start runs at a
+// time; callers wait for it under their own ctx.
+func (s *server) session(ctx context.Context) (*mcp.ClientSession, *lineConn, error) {
 	for {
 		s.mu.Lock()
 		switch {
 		case s.closed:
 			s.mu.Unlock()
-			return nil, errClosed
+			return nil, nil, errClosed
 		case s.cs != nil:
-			cs := s.cs
+			cs, line := s.cs, s.line
 			s.mu.Unlock()
-			return cs, nil
+			return cs, line, nil
 		case s.starting != nil:
 			ch := s.starting
 			s.mu.Unlock()
@@ -102,17 +104,17 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 				cs, err := s.cs, s.err
 				s.mu.Unlock()
 				if cs == nil && err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
 		}
 		if wait := time.Until(s.retryAt); wait > 0 {
 			err := s.err
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w (crashed %d times in a row; next restart in %v)", err, s.crashes, wait.Round(100*time.Millisecond))
+			return nil, nil, fmt.Errorf("%w (crashed %d times in a row; next restart in %v)", err, s.crashes, wait.Round(100*time.Millisecond))
 		}
 		s.starting = make(chan struct{})
 		s.mu.Unlock()
@@ -126,7 +128,7 @@ func (s *server) start() {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	begin := time.Now()
-	cs, stopGroup, err := s.connect(ctx)
+	cs, line, stopGroup, err := s.connect(ctx)
 	var tools []capability.Tool
 	if err == nil {
 		tools, err = listTools(ctx, cs)
@@ -151,7 +153,7 @@ func (s *server) start() {
 		s.crashes++
 		s.retryAt = time.Now().Add(backoff(s.crashes))
 	} else {
-		s.cs, s.since, s.tools, s.err, s.stopGroup = cs, time.Now(), tools, nil, stopGroup
+		s.cs, s.line, s.since, s.tools, s.err, s.stopGroup = cs, line, time.Now(), tools, nil, stopGroup
 	}
 	logErr := s.err
 	s.mu.Unlock()
@@ -197,7 +199,7 @@ func (s *server) ended(cs *mcp.ClientSession, reason string) {
 		s.mu.Unlock()
 		return
 	}
-	s.cs = nil
+	s.cs, s.line = nil, nil
 	stop := s.stopGroup
 	s.stopGroup = nil
 	if time.Since(s.since) > stableAfter {
@@ -219,7 +221,7 @@ func (s *server) close() {
 	s.mu.Lock()
 	s.closed = true
 	cs, stop, starting := s.cs, s.stopGroup, s.stopStarting
-	s.cs, s.stopGroup, s.stopStarting = nil, nil, nil
+	s.cs, s.line, s.stopGroup, s.stopStarting = nil, nil, nil, nil
 	s.mu.Unlock()
 	if cs != nil {
 		cs.Close()
@@ -278,9 +280,17 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]capability.Tool, e
 	return tools, nil
 }
 
+// sessionProtocol is the protocol version the relay asks servers for: the
+// last one with sessions, which the relay holds for each server's life,
+// and with the log messages it forwards (2026-07-28 deprecates them and
+// makes each request carry what initialize negotiated). Servers may answer
+// an older one.
+const sessionProtocol = "2025-11-25"
+
 // connect starts the server (stdio) or reaches it (HTTP) and initializes
 // a session. stopGroup kills what is left of a stdio server's processes.
-func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, stopGroup func(), err error) {
+// line is the stdio connection when tool calls may go past the SDK.
+func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, line *lineConn, stopGroup func(), err error) {
 	var cur atomic.Pointer[mcp.ClientSession]
 	client := mcp.NewClient(&mcp.Implementation{Name: "omnidev", Title: "omnidev relay"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
@@ -312,7 +322,7 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, stopGroup 
 		cmd.Stderr = &logWriter{logger: s.r.logger, id: s.id}
 		setProcessGroup(cmd)
 		if transport, stopGroup, err = startStdio(cmd); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		s.mu.Lock()
 		closed := s.closed
@@ -322,19 +332,22 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, stopGroup 
 		s.mu.Unlock()
 		if closed {
 			stopGroup()
-			return nil, nil, errClosed
+			return nil, nil, nil, errClosed
 		}
 	}
-	cs, err = client.Connect(ctx, transport, nil)
+	cs, err = client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocol})
 	if err != nil {
 		stopGroup()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cur.Store(cs)
+	if lt, ok := transport.(*lineTransport); ok && cs.InitializeResult().ProtocolVersion <= sessionProtocol {
+		line = lt.conn
+	}
 	// Servers send log messages only once asked; one without the logging
 	// capability refuses, which is fine.
 	_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
-	return cs, stopGroup, nil
+	return cs, line, stopGroup, nil
 }
 
 // environ is a stdio server's whole environment.
@@ -432,9 +445,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, fmt.Errorf("%s answered %s; set %s in [mcp] headers, e.g. headers = { Authorization = \"Bearer ${TOKEN}\" } with TOKEN declared secret in [env]. OAuth sign-in is not supported", req.URL.Redacted(), resp.Status, header)
 }
 
-// call calls one tool and returns the CallToolResult as JSON.
-func (s *server) call(ctx context.Context, tool string, args map[string]any, progress func(string)) ([]byte, error) {
-	cs, err := s.session(ctx)
+// call calls one tool with args (a JSON object) and returns the
+// CallToolResult as JSON: as the server sent it over stdio, where the call
+// goes past the SDK (lineConn.call), else as the SDK decoded it.
+func (s *server) call(ctx context.Context, tool string, args json.RawMessage, progress func(string)) ([]byte, error) {
+	cs, line, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled while MCP server %s was starting", tool, s.spec.Target())}
@@ -447,16 +462,38 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 		callCtx, cancel = context.WithTimeoutCause(ctx, s.spec.Timeout, errCallTimeout)
 		defer cancel()
 	}
-	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
 	// Servers on the newer protocol take the log level per request (older
 	// ones got it once, from SetLoggingLevel, and ignore the key).
-	params.SetMeta(map[string]any{mcp.MetaKeyLogLevel: "info"})
+	meta := map[string]any{mcp.MetaKeyLogLevel: "info"}
 	if progress != nil {
 		token, done := s.r.progressToken(progress)
 		defer done()
-		params.SetProgressToken(token)
+		meta["progressToken"] = token
 	}
-	res, err := cs.CallTool(callCtx, params)
+	var data []byte
+	if line != nil {
+		params, merr := json.Marshal(struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      map[string]any  `json:"_meta"`
+		}{tool, args, meta})
+		if merr != nil {
+			return nil, &CallError{Message: fmt.Sprintf("call %s: encode the arguments: %v", tool, merr)}
+		}
+		data, err = line.call(callCtx, params)
+	} else {
+		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		params.SetMeta(meta)
+		var res *mcp.CallToolResult
+		if res, err = cs.CallTool(callCtx, params); err == nil {
+			if data, err = json.Marshal(res); err != nil {
+				return nil, &CallError{Message: fmt.Sprintf("call %s: encode result: %v", tool, err)}
+			}
+		}
+	}
 	if err != nil {
 		var werr *jsonrpc.Error
 		switch {
@@ -481,10 +518,6 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any, pro
 			return nil, &CallError{Message: fmt.Sprintf("call %s: MCP server %s exited during the call; it is started again on the next call", tool, s.spec.Target())}
 		}
 		return nil, &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
-	}
-	data, err := json.Marshal(res)
-	if err != nil {
-		return nil, &CallError{Message: fmt.Sprintf("call %s: encode result: %v", tool, err)}
 	}
 	if len(data) > MaxResultBytes {
 		return nil, &CallError{Message: fmt.Sprintf("call %s: the result is %.1f MiB, over the %d MiB limit; ask the tool for less (a page, a filter)", tool, float64(len(data))/(1<<20), MaxResultBytes>>20)}

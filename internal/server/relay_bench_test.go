@@ -45,7 +45,9 @@ func BenchmarkRelay(b *testing.B) {
 	ctx := context.Background()
 
 	direct := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil)
-	ds, err := direct.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin)}, nil)
+	// The protocol version the relay asks for: the comparison is of the
+	// two paths, not of two protocols.
+	ds, err := direct.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}
