@@ -14,7 +14,7 @@ import (
 
 // relayProgram makes 1,000 sequential echo calls through omnidev's relay,
 // then 100 sequential and 100 concurrent ones, timing each in the program.
-const relayProgram = `import { echo } from "bad";
+const relayProgram = `import { echo } from "wrapped";
 const seq: number[] = [];
 for (let i = 0; i < 1000; i++) {
   const t = performance.now();
@@ -32,14 +32,25 @@ console.log(JSON.stringify({ seq, seq100, conc100 }));
 
 // BenchmarkRelay compares a tool call made by a program through omnidev's
 // relay with the same call made directly by a go-sdk client to the same
-// server (the relay's test server, whose echo costs next to nothing), in
-// the same run: medians of 1,000 sequential calls each, and 100 concurrent
-// calls against 100 sequential ones.
+// server, in the same run: medians of 1,000 sequential calls each, and 100
+// concurrent calls against 100 sequential ones. The servers: the relay's
+// test server, whose echo costs next to nothing, and the reference
+// server-everything from npm (Node).
 func BenchmarkRelay(b *testing.B) {
-	bin := buildTestServer(b)
+	b.Run("testserver", func(b *testing.B) { benchmarkRelay(b, buildTestServer(b)) })
+	b.Run("everything", func(b *testing.B) {
+		bin, err := exec.LookPath("mcp-server-everything")
+		if err != nil {
+			b.Fatalf("mcp-server-everything is required (just deps installs it): %v", err)
+		}
+		benchmarkRelay(b, bin)
+	})
+}
+
+func benchmarkRelay(b *testing.B, bin string) {
 	root := b.TempDir()
-	writeFile(b, root, "omni/config.toml", "[capabilities]\nenable = [\"bad\"]\n")
-	writeFile(b, root, "omni/capabilities/bad/capability.toml", "[capability]\nid = \"bad\"\n[mcp]\ncommand = \""+bin+"\"\n")
+	writeFile(b, root, "omni/config.toml", "[capabilities]\nenable = [\"wrapped\"]\n")
+	writeFile(b, root, "omni/capabilities/wrapped/capability.toml", "[capability]\nid = \"wrapped\"\n[mcp]\ncommand = \""+bin+"\"\n")
 	git(b, root, "init", "-q", "-b", "main")
 	s := startServer(b, root)
 	ctx := context.Background()
