@@ -116,7 +116,6 @@ func matchSpans(text string, terms search.TermLocationMap) ([]span, int) {
 // fenced block or a `code span`) are not marked: an agent copies code, and
 // marks inside it would make it wrong.
 func snippet(text string, spans []span, terms, limit int) string {
-	code := codeRanges(text)
 	start, first := 0, 0
 	if len(spans) > 0 {
 		first = bestWindow(spans, terms, limit)
@@ -125,6 +124,17 @@ func snippet(text string, spans []span, terms, limit int) string {
 		lead := max(limit/5, limit-runesUpTo(text[spans[first].start:], limit))
 		start = leadStart(text, spans[first].start, lead)
 	}
+	// Code is looked for up to the end of the line where limit runes from
+	// start end, or would without white space collapsed: what follows
+	// cannot change what is code before it. Past that, in the rare text
+	// whose white space runs long, the whole text is looked at.
+	codeEnd := min(len(text), start+4*limit)
+	if nl := strings.IndexByte(text[codeEnd:], '\n'); nl >= 0 {
+		codeEnd += nl + 1
+	} else {
+		codeEnd = len(text)
+	}
+	code := codeRanges(text[:codeEnd])
 	spans = spans[first:]
 
 	var b strings.Builder
@@ -140,6 +150,9 @@ func snippet(text string, spans []span, terms, limit int) string {
 	i := start
 	truncated, partial := false, false
 	for i < len(text) {
+		if len(spans) > 0 && i == spans[0].start && spans[0].start >= codeEnd {
+			code, codeEnd = codeRanges(text), len(text)
+		}
 		if len(spans) > 0 && i == spans[0].start && inRanges(code, spans[0].start) {
 			spans = spans[1:] // written as plain text below
 			continue
@@ -280,7 +293,7 @@ func trimPartialWord(s string) string {
 // such line, or the end) and code spans (from a run of backticks to the
 // next run of the same length on the same line; an unclosed run is text).
 func codeRanges(text string) [][2]int {
-	if !strings.ContainsAny(text, "`~") {
+	if strings.IndexByte(text, '`') < 0 && strings.IndexByte(text, '~') < 0 {
 		return nil
 	}
 	var out [][2]int

@@ -72,6 +72,13 @@ func TestSnippet(t *testing.T) {
 			want: "Use **getJson**: ```ts import { getJson } from \"http\"; ``` then **getJson** again. ~~~ getJson",
 		},
 		{
+			// Code is looked for near the window only, unless white space
+			// collapsed brings text from far beyond it into the snippet.
+			name: "no marks in code that long white space brings into the window",
+			text: "getJson first." + strings.Repeat(" ", 400) + "\n```\ngetJson()\n```\n", words: []string{"getJson"}, limit: 60,
+			want: "**getJson** first. ``` getJson() ```",
+		},
+		{
 			name: "an unclosed backtick is text",
 			text: "a ` b getJson", words: []string{"getJson"}, limit: 240,
 			want: "a ` b **getJson**",
