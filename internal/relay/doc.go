@@ -10,6 +10,13 @@
 // that exits is started again on the next call, after a backoff when it
 // keeps crashing.
 //
+// The relay asks servers for MCP 2025-11-25, the last protocol with
+// sessions. Over stdio, a tool call goes past the SDK's client: lineConn
+// writes it and hands the server's result to the program as it came,
+// where the SDK would decode it and the relay encode it again (and drop
+// what the SDK does not know). Everything else (initialization, listing,
+// notifications, HTTP servers) is the SDK's.
+//
 // It must never import internal/server or internal/engine: the engine uses
 // it, and the MCP server side is a different concern.
 package relay

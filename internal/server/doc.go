@@ -3,7 +3,10 @@
 // lifecycle of `omnidev serve` (PID file, reloads, shutdown).
 // On stdio, a line filter stands in front of the SDK's transport (see
 // stdioTransport): the SDK's decoder ends the session on the first line it
-// cannot read, the filter answers that line and goes on.
+// cannot read, the filter answers that line and goes on. Beside it, the
+// transport answers the plain calls of omni_query itself, with the handler
+// the SDK calls, and leaves every other message to the SDK (direct.go):
+// the SDK's own work on a query cost as much as the search.
 //
 // It and the relay are the only packages that import the MCP SDK. It must
 // never write anything but JSON-RPC to stdout while serving (logs go to the
