@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -22,7 +24,9 @@ import (
 // handler after checking them against the input schema and filling in its
 // defaults. It calls the same handler with them, and answers as the SDK
 // would (the same result, the same errors); every other message, and every
-// call with anything else in it, goes to the SDK as before.
+// call with anything else in it, goes to the SDK as before. Both kinds of
+// session are served: opened by initialize, and on the 2026-07-28
+// protocol, whose requests each carry the client's _meta (directCalls).
 //
 // Why: on a query the SDK's own work was as much as the search's. It
 // decodes the arguments into a map to check them against the schema and
@@ -30,7 +34,9 @@ import (
 // re-validates those bytes twice (once inside CallToolResult's MarshalJSON,
 // once around it). BenchmarkQueryCorpus/raw on 2,000 npm READMEs, in the
 // same minutes: server CPU per query 1,370–1,510 µs through the SDK,
-// 905–955 µs answered here; p50 0.95–1.13 ms against 0.65–0.68 ms.
+// 905–955 µs answered here; p50 0.95–1.13 ms against 0.65–0.68 ms. The
+// go-sdk v1.8 client, on 2026-07-28 (BenchmarkQuery/go-sdk, generated
+// docs): p50 3.49–3.61 ms against 2.65–2.79 ms.
 //
 // The Streamable HTTP transport keeps the SDK's way for everything.
 
@@ -115,30 +121,52 @@ func directQueryArgs(raw json.RawMessage) (queryParams, bool) {
 	return p, true
 }
 
-// directCalls are a stdioConn's calls in flight on the direct path.
+// directCalls are a stdioConn's calls in flight on the direct path, and
+// what it knows of the session: when the SDK takes calls, and how it
+// answers them.
+//
+// A session is one of two kinds. On the protocols with sessions (before
+// 2026-07-28) the SDK takes calls once it has answered initialize, and a
+// call's _meta holds a progress token at most. On 2026-07-28 (SEP-2575)
+// each request carries the client's protocol version, information and
+// capabilities in its _meta, which the SDK checks, and it adds to each
+// result a resultType and, in _meta, its own information. The direct path
+// takes such a call only when its _meta, the progress token aside, is one
+// the SDK has already accepted on this session (clients send the same one
+// each time), and adds what the SDK's answers held.
 type directCalls struct {
 	tools  map[string]directTool
 	logger *slog.Logger
 
 	mu       sync.Mutex
-	initID   jsonrpc.ID // the initialize request's, until it is answered
-	ready    bool       // initialize answered: the SDK takes calls
+	initID   jsonrpc.ID            // the initialize request's, until it is answered
+	ready    bool                  // initialize answered, on a protocol with sessions
+	asked    map[jsonrpc.ID]string // calls left to the SDK with a per-request protocol version: their metaKey
+	known    map[string]bool       // metaKeys of the calls the SDK answered
+	info     json.RawMessage       // the server information the SDK put in those answers
 	closed   bool
 	inFlight map[jsonrpc.ID]context.CancelFunc
 	wg       sync.WaitGroup
 }
+
+// newProtocol is the first protocol version whose requests each carry the
+// client's version, information and capabilities (SEP-2575).
+const newProtocol = "2026-07-28"
 
 // callParams are the parts of a tools/call's params the direct path takes;
 // anything else in them leaves the call to the SDK.
 type callParams struct {
 	Name      string
 	Arguments json.RawMessage
+	// meta is _meta, progress token aside, as metaKey writes it; "" for
+	// none. perRequest: it holds a protocol version of newProtocol or
+	// after.
+	meta       string
+	perRequest bool
 }
 
 // decodeCallParams returns params as callParams when they hold a name,
-// maybe arguments, and a _meta with a progress token at most (a query
-// reports no progress); false otherwise. Other _meta keys (a per-request
-// protocol version) change how the SDK treats the call.
+// maybe arguments, and maybe a _meta (an object); false otherwise.
 func decodeCallParams(params json.RawMessage) (callParams, bool) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(params, &fields) != nil {
@@ -154,20 +182,39 @@ func decodeCallParams(params json.RawMessage) (callParams, bool) {
 		case "arguments":
 			p.Arguments = v
 		case "_meta":
-			var meta map[string]json.RawMessage
-			if json.Unmarshal(v, &meta) != nil || meta == nil {
+			var ok bool
+			if p.meta, p.perRequest, ok = metaKey(v); !ok {
 				return p, false
-			}
-			for mk := range meta {
-				if mk != "progressToken" {
-					return p, false
-				}
 			}
 		default:
 			return p, false
 		}
 	}
 	return p, p.Name != ""
+}
+
+// metaKey returns a request's _meta without its progress token, as sorted
+// keys and raw values, and whether it holds a protocol version of
+// newProtocol or after; false when _meta is not an object.
+func metaKey(raw json.RawMessage) (key string, perRequest, ok bool) {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil || meta == nil {
+		return "", false, false
+	}
+	var version string
+	if v, has := meta[mcp.MetaKeyProtocolVersion]; has && json.Unmarshal(v, &version) == nil {
+		perRequest = version >= newProtocol
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		if k != "progressToken" {
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			b.Write(meta[k])
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), perRequest, true
 }
 
 // seen notes what the direct path must know of a message read: the
@@ -198,33 +245,86 @@ func (d *directCalls) seen(req *jsonrpc.Request, c *stdioConn) bool {
 			}
 		}
 	case "tools/call":
-		return d.call(req, c)
+		if d.call(req, c) {
+			return true
+		}
+	}
+	// A call left to the SDK with a per-request protocol version: its
+	// answer tells whether the SDK accepts that _meta.
+	if req.ID.IsValid() && bytes.Contains(req.Params, []byte(mcp.MetaKeyProtocolVersion)) {
+		var p struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.Meta != nil {
+			if key, perRequest, ok := metaKey(p.Meta); ok && perRequest {
+				d.mu.Lock()
+				if d.asked == nil {
+					d.asked = make(map[jsonrpc.ID]string)
+				}
+				d.asked[req.ID] = key
+				d.mu.Unlock()
+			}
+		}
 	}
 	return false
 }
 
-// answered notes a response the SDK wrote: once initialize is answered
-// without an error, the session takes calls.
+// answered notes a response the SDK wrote: once it has answered initialize
+// on a protocol with sessions, the session takes plain calls; once it has
+// answered a call with a per-request protocol version, calls with the same
+// _meta.
 func (d *directCalls) answered(resp *jsonrpc.Response) {
 	d.mu.Lock()
-	if resp.Error == nil && d.initID.IsValid() && resp.ID == d.initID {
-		d.ready = true
+	defer d.mu.Unlock()
+	if resp.Error != nil {
+		delete(d.asked, resp.ID)
+		return
 	}
-	d.mu.Unlock()
+	if d.initID.IsValid() && resp.ID == d.initID {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		d.ready = json.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" && r.ProtocolVersion < newProtocol
+		return
+	}
+	key, ok := d.asked[resp.ID]
+	if !ok {
+		return
+	}
+	delete(d.asked, resp.ID)
+	var r struct {
+		Meta struct {
+			Info json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+		ResultType string `json:"resultType"`
+	}
+	if json.Unmarshal(resp.Result, &r) == nil && r.Meta.Info != nil && r.ResultType == "complete" {
+		if d.known == nil {
+			d.known = make(map[string]bool)
+		}
+		d.known[key] = true
+		d.info = r.Meta.Info
+	}
 }
 
 func (d *directCalls) call(req *jsonrpc.Request, c *stdioConn) bool {
 	if !req.ID.IsValid() {
 		return false
 	}
-	d.mu.Lock()
-	ready, closed := d.ready, d.closed
-	_, dup := d.inFlight[req.ID]
-	d.mu.Unlock()
-	if !ready || closed || dup {
+	p, ok := decodeCallParams(req.Params)
+	if !ok {
 		return false
 	}
-	p, ok := decodeCallParams(req.Params)
+	d.mu.Lock()
+	var info json.RawMessage
+	if p.perRequest {
+		ok, info = d.known[p.meta], d.info
+	} else {
+		ok = d.ready && p.meta == ""
+	}
+	_, dup := d.inFlight[req.ID]
+	ok = ok && !dup && !d.closed
+	d.mu.Unlock()
 	if !ok {
 		return false
 	}
@@ -258,7 +358,7 @@ func (d *directCalls) call(req *jsonrpc.Request, c *stdioConn) bool {
 		delete(d.inFlight, req.ID)
 		d.mu.Unlock()
 		cancel()
-		d.reply(c, req.ID, res, err)
+		d.reply(c, req.ID, res, err, info)
 	}()
 	return true
 }
@@ -280,8 +380,9 @@ func (d *directCalls) run(ctx context.Context, call func(context.Context) (*mcp.
 
 // reply writes the answer the SDK would: a JSON-RPC error for a
 // *jsonrpc.Error, a tool error (isError) for any other error, else the
-// result.
-func (d *directCalls) reply(c *stdioConn, id jsonrpc.ID, res *mcp.CallToolResult, err error) {
+// result; with info (a call on the per-request protocol), the server
+// information in its _meta and a resultType.
+func (d *directCalls) reply(c *stdioConn, id jsonrpc.ID, res *mcp.CallToolResult, err error, info json.RawMessage) {
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
@@ -297,7 +398,7 @@ func (d *directCalls) reply(c *stdioConn, id jsonrpc.ID, res *mcp.CallToolResult
 		res = &mcp.CallToolResult{}
 		res.SetError(err)
 	}
-	data, err := encodeResult(res)
+	data, err := encodeResult(res, info)
 	if err != nil {
 		d.logger.Error("encode a tool result", "err", err)
 		c.Connection.Write(ctx, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encode the result: " + err.Error()}})
@@ -308,17 +409,37 @@ func (d *directCalls) reply(c *stdioConn, id jsonrpc.ID, res *mcp.CallToolResult
 	}
 }
 
-// encodeResult encodes res as the SDK does. A result whose structured
-// content is its one text, the JSON the tools' result encoded, is put
-// together directly: those bytes are valid, compact JSON already.
-func encodeResult(res *mcp.CallToolResult) ([]byte, error) {
+// encodeResult encodes res as the SDK does; with info, as it does on the
+// per-request protocol. A result whose structured content is its one text,
+// the JSON the tools' result encoded, is put together directly: those
+// bytes are valid, compact JSON already.
+func encodeResult(res *mcp.CallToolResult, info json.RawMessage) ([]byte, error) {
+	if info != nil {
+		meta := maps.Clone(res.Meta)
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+			meta[mcp.MetaKeyServerInfo] = info
+		}
+		res.Meta = meta
+	}
+	data, err := encodeResultBody(res)
+	if err != nil || info == nil {
+		return data, err
+	}
+	// resultType, which the SDK sets with a method of its own.
+	return append(data[:len(data)-1], `,"resultType":"complete"}`...), nil
+}
+
+func encodeResultBody(res *mcp.CallToolResult) ([]byte, error) {
 	raw, isRaw := res.StructuredContent.(json.RawMessage)
 	var text *mcp.TextContent
 	if len(res.Content) == 1 {
 		text, _ = res.Content[0].(*mcp.TextContent)
 	}
 	if !isRaw || text == nil || string(raw) != text.Text || text.Meta != nil || text.Annotations != nil ||
-		res.Meta != nil || res.IsError || res.InputRequests != nil || res.RequestState != "" {
+		res.IsError || res.InputRequests != nil || res.RequestState != "" {
 		return json.Marshal(res)
 	}
 	var b bytes.Buffer
@@ -332,6 +453,14 @@ func encodeResult(res *mcp.CallToolResult) ([]byte, error) {
 	b.Truncate(b.Len() - 1) // Encode's newline
 	b.WriteString(`}],"structuredContent":`)
 	b.Write(raw)
+	if res.Meta != nil {
+		meta, err := json.Marshal(res.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`,"_meta":`)
+		b.Write(meta)
+	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

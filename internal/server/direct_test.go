@@ -242,72 +242,107 @@ func counted(tool directTool, n *atomic.Int64) directTool {
 	return tool
 }
 
+// perRequestMeta is the _meta a client on the 2026-07-28 protocol puts in
+// each request (what the go-sdk v1.8 client sends).
+const perRequestMeta = `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+
 // TestDirectCallsAnswerAsTheSDK sends each omni_query call twice over
 // stdio, as it is and with a _meta key that leaves it to the SDK, and wants
 // the same answer: hits, a summary, types, a tool error, the SDK's refusal
 // of arguments the direct path leaves to it. Each call takes the direct
-// path, or not, as expected. Before initialize is answered, a call is the
-// SDK's (which refuses it).
+// path, or not, as expected. It does so on a session opened by initialize,
+// and on the 2026-07-28 protocol, where each request carries the client's
+// protocol version, information and capabilities, and each result the
+// server's information and a resultType. Before initialize is answered, a
+// call is the SDK's (which refuses it); so is one whose per-request _meta
+// the SDK has not accepted yet.
 func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 	eng := newTestEngine(t)
-	srv, err := New(eng, "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var direct atomic.Int64
-	s, _ := startRaw(t, srv, counted(directQuery(eng), &direct))
+	for _, perRequest := range []bool{false, true} {
+		t.Run(fmt.Sprintf("per-request=%v", perRequest), func(t *testing.T) {
+			srv, err := New(eng, "test", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var direct atomic.Int64
+			s, _ := startRaw(t, srv, counted(directQuery(eng), &direct))
+			meta := "" // the _meta every request carries, inside its braces
+			if perRequest {
+				meta = perRequestMeta
+			}
+			withMeta := func(extra string) string { // a _meta member of params, with extra keys
+				return `"_meta":{` + strings.Trim(meta+","+extra, ",") + `}`
+			}
 
-	s.send(t, `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"omni_query","arguments":{"query":"x"}}}`)
-	if a := string(s.wait(t, 100)); !strings.Contains(a, "invalid during session initialization") {
-		t.Errorf("a call before initialize: %s, want the SDK's refusal", a)
-	}
-	s.initialize(t)
+			first := `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"omni_query","arguments":{"query":"x"}}}`
+			if perRequest {
+				first = `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"omni_query","arguments":{"query":"x"},` + withMeta("") + `}}`
+			}
+			s.send(t, first)
+			a := string(s.wait(t, 100))
+			switch {
+			case !perRequest && !strings.Contains(a, "invalid during session initialization"):
+				t.Errorf("a call before initialize: %s, want the SDK's refusal", a)
+			case perRequest && (!strings.Contains(a, `"resultType":"complete"`) || !strings.Contains(a, "serverInfo")):
+				t.Errorf("a call on the per-request protocol: %s, want the SDK's answer", a)
+			}
+			if direct.Load() != 0 {
+				t.Errorf("the first call took the direct path")
+			}
+			if !perRequest {
+				s.initialize(t)
+			}
 
-	calls := []struct {
-		params string // after the name
-		direct bool
-	}{
-		{`"arguments":{"query":"capability"}`, true},
-		{`"arguments":{"query":"hello","limit":2,"include_types":true}`, true},
-		{`"arguments":{"query":"","kinds":["capability"]}`, true},
-		{`"arguments":{}`, true},
-		{``, true},
-		{`"arguments":{"query":"tasks"},"_meta":{"progressToken":7}`, true},
-		{`"arguments":{"query":"` + strings.Repeat("long ", 400) + `"}`, true}, // over the query's bound: a tool error
-		{`"arguments":null`, false},
-		{`"arguments":{"query":"x","limit":1e1}`, false},
-		{`"arguments":{"query":"x","limit":500}`, false},
-	}
-	for i, call := range calls {
-		args := call.params
-		if args != "" {
-			args = "," + args
-		}
-		before := direct.Load()
-		s.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"omni_query"%s}}`, 2*i+1, args))
-		gotLine := s.wait(t, 2*i+1)
-		if took := direct.Load() > before; took != call.direct {
-			t.Errorf("call %d (%.60s): direct path taken: %v, want %v", i, call.params, took, call.direct)
-		}
-		// A _meta key of no meaning to omnidev leaves the call to the SDK.
-		sdkArgs := strings.Replace(args, `,"_meta":{`, `,"_meta":{"omnidev.test/sdk":true,`, 1)
-		if sdkArgs == args {
-			sdkArgs = `,"_meta":{"omnidev.test/sdk":true}` + args
-		}
-		s.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"omni_query"%s}}`, 2*i+2, sdkArgs))
-		wantLine := s.wait(t, 2*i+2)
-		var got, want struct {
-			Result map[string]any `json:"result"`
-			Error  map[string]any `json:"error"`
-		}
-		json.Unmarshal(gotLine, &got)
-		json.Unmarshal(wantLine, &want)
-		if (got.Result == nil && got.Error == nil) || !reflect.DeepEqual(got, want) {
-			t.Errorf("call %d (%.60s): direct answer\n%.600s\nthe SDK's\n%.600s", i, call.params, gotLine, wantLine)
-		}
-		if strings.Contains(call.params, "long long") && got.Result["isError"] != true {
-			t.Errorf("an over-long query: %.300s, want a tool error", gotLine)
-		}
+			calls := []struct {
+				args   string // arguments, or "" for none
+				extra  string // more _meta keys
+				direct bool
+			}{
+				{args: `{"query":"capability"}`, direct: true},
+				{args: `{"query":"hello","limit":2,"include_types":true}`, direct: true},
+				{args: `{"query":"","kinds":["capability"]}`, direct: true},
+				{args: `{}`, direct: true},
+				{direct: true},
+				{args: `{"query":"tasks"}`, extra: `"progressToken":7`, direct: true},
+				{args: `{"query":"` + strings.Repeat("long ", 400) + `"}`, direct: true}, // over the query's bound: a tool error
+				{args: `null`},
+				{args: `{"query":"x","limit":1e1}`},
+				{args: `{"query":"x","limit":500}`},
+			}
+			for i, call := range calls {
+				params := `"name":"omni_query"`
+				if call.args != "" {
+					params += `,"arguments":` + call.args
+				}
+				plain := params
+				if meta != "" || call.extra != "" {
+					plain += "," + withMeta(call.extra)
+				}
+				before := direct.Load()
+				s.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s}}`, 2*i+1, plain))
+				gotLine := s.wait(t, 2*i+1)
+				if took := direct.Load() > before; took != call.direct {
+					t.Errorf("call %d (%.60s): direct path taken: %v, want %v", i, call.args, took, call.direct)
+				}
+				// A _meta key of no meaning to omnidev, new each time, leaves
+				// the call to the SDK.
+				sdk := params + "," + withMeta(strings.Trim(call.extra+fmt.Sprintf(`,"omnidev.test/sdk":%d`, i), ","))
+				s.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s}}`, 2*i+2, sdk))
+				wantLine := s.wait(t, 2*i+2)
+				var got, want struct {
+					Result map[string]any `json:"result"`
+					Error  map[string]any `json:"error"`
+				}
+				json.Unmarshal(gotLine, &got)
+				json.Unmarshal(wantLine, &want)
+				if (got.Result == nil && got.Error == nil) || !reflect.DeepEqual(got, want) {
+					t.Errorf("call %d (%.60s): direct answer\n%.600s\nthe SDK's\n%.600s", i, call.args, gotLine, wantLine)
+				}
+				if strings.Contains(call.args, "long long") && got.Result["isError"] != true {
+					t.Errorf("an over-long query: %.300s, want a tool error", gotLine)
+				}
+			}
+		})
 	}
 }
 

@@ -99,7 +99,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
 	if ok {
-		defer c.direct.answered(resp)
+		// Before the answer goes out: the client's next call may follow it
+		// at once.
+		c.direct.answered(resp)
 	}
 	// A result with a newline in it (the SDK's are compact) is left to the
 	// SDK, which compacts it: a message is one line.
