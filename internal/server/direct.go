@@ -149,6 +149,9 @@ type directCalls struct {
 	wg       sync.WaitGroup
 }
 
+// maxKnownMeta bounds the per-request _meta a session remembers.
+const maxKnownMeta = 8
+
 // newProtocol is the first protocol version whose requests each carry the
 // client's version, information and capabilities (SEP-2575).
 const newProtocol = "2026-07-28"
@@ -299,8 +302,8 @@ func (d *directCalls) answered(resp *jsonrpc.Response) {
 		ResultType string `json:"resultType"`
 	}
 	if json.Unmarshal(resp.Result, &r) == nil && r.Meta.Info != nil && r.ResultType == "complete" {
-		if d.known == nil {
-			d.known = make(map[string]bool)
+		if d.known == nil || len(d.known) >= maxKnownMeta {
+			d.known = make(map[string]bool) // a client sends one; a stream of others is not kept
 		}
 		d.known[key] = true
 		d.info = r.Meta.Info
