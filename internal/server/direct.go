@@ -394,7 +394,7 @@ func (d *directCalls) reply(c *stdioConn, id jsonrpc.ID, res *mcp.CallToolResult
 	}
 	ctx := context.Background() // a cancelled call is answered too, as the SDK does
 	if werr, ok := err.(*jsonrpc.Error); ok {
-		c.Connection.Write(ctx, &jsonrpc.Response{ID: id, Error: werr})
+		c.Write(ctx, &jsonrpc.Response{ID: id, Error: werr})
 		return
 	}
 	if err != nil {
@@ -404,7 +404,7 @@ func (d *directCalls) reply(c *stdioConn, id jsonrpc.ID, res *mcp.CallToolResult
 	data, err := encodeResult(res, info)
 	if err != nil {
 		d.logger.Error("encode a tool result", "err", err)
-		c.Connection.Write(ctx, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encode the result: " + err.Error()}})
+		c.Write(ctx, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encode the result: " + err.Error()}})
 		return
 	}
 	if err := c.writeResult(id, data); err != nil {

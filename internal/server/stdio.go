@@ -24,71 +24,100 @@ const maxLineBytes = 16 << 20
 // this are gathered chunk by chunk, up to maxLineBytes.
 const stdioReadBuffer = 64 << 10
 
-// stdioTransport is the SDK's newline-delimited transport over in and out,
-// behind a filter that hands the SDK only well-formed JSON-RPC messages,
-// with the plain calls of the direct tools answered beside it (direct.go).
+// stdioTransport is MCP's stdio transport over in and out: one JSON-RPC
+// message per line, each line read and decoded once, behind a filter that
+// hands the SDK only well-formed messages, with the plain calls of the
+// direct tools answered beside it (direct.go).
 //
-// The SDK reads its input with one streaming JSON decoder that cannot
-// resynchronize: a line that is not JSON, a batch, a message it refuses or
-// an oversized frame ends the session with no reply, and a truncated object
-// leaves it waiting for the rest. The filter frames input by lines (MCP's
-// stdio framing: one message per line, no embedded newlines), answers each
-// bad line with the JSON-RPC error it deserves and goes on to the next.
-// Only messages the SDK's own decoder accepts pass; the SDK is left to
-// answer everything else (unknown methods, bad params) itself.
+// The SDK's own transport (mcp.IOTransport) reads its input with one
+// streaming JSON decoder that cannot resynchronize: a line that is not
+// JSON, a batch, a message it refuses or an oversized frame ends the
+// session with no reply, and a truncated object leaves it waiting for the
+// rest. The filter frames input by lines (MCP's stdio framing: one message
+// per line, no embedded newlines), answers each bad line with the JSON-RPC
+// error it deserves and goes on to the next. Only messages the SDK's own
+// decoder accepts pass, decoded by it once; the SDK is left to answer
+// everything else (unknown methods, bad params) itself. The SDK's
+// transport would then scan each line again and decode it a second time.
 func stdioTransport(in io.Reader, out io.Writer, logger *slog.Logger, direct ...directTool) mcp.Transport {
 	w := &syncWriter{w: out}
 	tools := make(map[string]directTool, len(direct))
 	for _, t := range direct {
 		tools[t.name] = t
 	}
-	return &filteredTransport{out: w, tools: tools, logger: logger, io: &mcp.IOTransport{
-		Reader: newLineFilter(in, w, maxLineBytes, logger),
-		Writer: w,
-		// Each line the filter passes is within maxLineBytes already; the
-		// SDK's count is per decoder read, which may run past one line.
-		MaxLineLength: -1,
-	}}
+	return &lineTransport{filter: newLineFilter(in, w, maxLineBytes, logger), out: w, tools: tools, logger: logger}
 }
 
-// filteredTransport is the SDK's newline-delimited transport, except that
-// a successful response is written as it is (see stdioConn.Write) and the
-// direct tools' plain calls are answered without the SDK.
-type filteredTransport struct {
+type lineTransport struct {
+	filter *lineFilter
 	out    *syncWriter
-	io     *mcp.IOTransport
 	tools  map[string]directTool
 	logger *slog.Logger
 }
 
-func (t *filteredTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.io.Connect(ctx)
-	if err != nil {
-		return nil, err
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		filter:   t.filter,
+		out:      t.out,
+		incoming: make(chan incoming),
+		closed:   make(chan struct{}),
+		direct:   &directCalls{tools: t.tools, logger: t.logger},
 	}
-	return &stdioConn{Connection: c, out: t.out, direct: &directCalls{tools: t.tools, logger: t.logger}}, nil
+	go c.readLoop()
+	return c, nil
 }
 
-// stdioConn writes a successful response around its result as the SDK
-// encoded it: the SDK's own Write encodes the response again, and
-// encoding/json re-validates the result's bytes there, a pass over the
-// whole result (a third of the SDK's work on an omni_query answer). The
-// SDK keeps the rest: reading, and every other message it sends. Batches,
-// which its Write would otherwise have to answer as one, never reach it
-// (the filter refuses them).
+// stdioConn is the connection of stdioTransport. Its input is read on a
+// goroutine of its own, as in the SDK's transport, so that Close ends a
+// Read at once: a read of stdin cannot be interrupted (that goroutine ends
+// with the input, or with the process).
+//
+// It writes a successful response around its result as the SDK encoded it:
+// encoding the whole response again, as the SDK's transport does, would
+// re-validate the result's bytes, a pass over the whole result.
 type stdioConn struct {
-	mcp.Connection
-	out    *syncWriter
-	direct *directCalls
+	filter    *lineFilter
+	out       *syncWriter
+	incoming  chan incoming
+	closed    chan struct{}
+	closeOnce sync.Once
+	direct    *directCalls
+}
+
+type incoming struct {
+	msg jsonrpc.Message
+	err error
+}
+
+func (c *stdioConn) readLoop() {
+	for {
+		msg, err := c.filter.nextMessage()
+		select {
+		case c.incoming <- incoming{msg, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // Read returns the next message for the SDK, answering the plain calls of
 // direct tools on the way.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
-		msg, err := c.Connection.Read(ctx)
-		if err != nil {
-			return nil, err
+		var msg jsonrpc.Message
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case in := <-c.incoming:
+			if in.err != nil {
+				return nil, in.err
+			}
+			msg = in.msg
+		case <-c.closed:
+			return nil, io.EOF
 		}
 		if req, ok := msg.(*jsonrpc.Request); !ok || !c.direct.seen(req, c) {
 			return msg, nil
@@ -97,21 +126,26 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	resp, ok := msg.(*jsonrpc.Response)
 	if ok {
 		// Before the answer goes out: the client's next call may follow it
 		// at once.
 		c.direct.answered(resp)
 	}
-	// A result with a newline in it (the SDK's are compact) is left to the
-	// SDK, which compacts it: a message is one line.
-	if !ok || resp.Error != nil || len(resp.Result) == 0 || !resp.ID.IsValid() || bytes.IndexByte(resp.Result, '\n') >= 0 {
-		return c.Connection.Write(ctx, msg)
+	// A result with a newline in it (the SDK's are compact) is encoded
+	// whole, which compacts it: a message is one line.
+	if ok && resp.Error == nil && len(resp.Result) > 0 && resp.ID.IsValid() && bytes.IndexByte(resp.Result, '\n') < 0 {
+		return c.writeResult(resp.ID, resp.Result)
 	}
-	if err := ctx.Err(); err != nil {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
 		return err
 	}
-	return c.writeResult(resp.ID, resp.Result)
+	_, err = c.out.Write(append(data, '\n'))
+	return err
 }
 
 // writeResult writes a successful response of result, which must be one
@@ -131,11 +165,19 @@ func (c *stdioConn) writeResult(id jsonrpc.ID, result []byte) error {
 	return err
 }
 
-// Close ends the direct calls in flight, then the SDK's connection.
+// Close ends the direct calls in flight and a Read in progress, and closes
+// the input, as the SDK's transport does.
 func (c *stdioConn) Close() error {
-	c.direct.close()
-	return c.Connection.Close()
+	var err error
+	c.closeOnce.Do(func() {
+		c.direct.close()
+		close(c.closed)
+		err = c.filter.Close()
+	})
+	return err
 }
+
+func (c *stdioConn) SessionID() string { return "" }
 
 // syncWriter serializes writes to stdout. The SDK writes each message with
 // one Write and the filter each reply with one: holding the lock for the
@@ -175,16 +217,32 @@ func newLineFilter(in io.Reader, out io.Writer, max int, logger *slog.Logger) *l
 	return f
 }
 
+// Read reads the lines that pass, each with its newline.
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return 0, f.err
 		}
-		f.pending, f.err = f.next()
+		f.pending, _, f.err = f.next()
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
 	return n, nil
+}
+
+// nextMessage returns the next message that passes, as the SDK decodes it.
+// It is not to be mixed with Read.
+func (f *lineFilter) nextMessage() (jsonrpc.Message, error) {
+	for {
+		if f.err != nil {
+			return nil, f.err
+		}
+		var msg jsonrpc.Message
+		_, msg, f.err = f.next()
+		if msg != nil {
+			return msg, nil
+		}
+	}
 }
 
 // Close closes the input, as the SDK's stdio transport does.
@@ -196,10 +254,11 @@ func (f *lineFilter) Close() error {
 	return nil
 }
 
-// next reads one line. It returns the line with its newline when it is a
-// message to pass on; otherwise it answers it (or skips a blank line) and
-// returns nil. err is the input's error (io.EOF at the end), if any.
-func (f *lineFilter) next() (msg []byte, err error) {
+// next reads one line. It returns the line with its newline, and the
+// message the SDK decodes from it, when it is a message to pass on;
+// otherwise it answers it (or skips a blank line) and returns nil. err is
+// the input's error (io.EOF at the end), if any.
+func (f *lineFilter) next() (line []byte, msg jsonrpc.Message, err error) {
 	f.line = f.line[:0]
 	size, tooLong := 0, false
 	for {
@@ -218,26 +277,30 @@ func (f *lineFilter) next() (msg []byte, err error) {
 			break
 		}
 	}
-	line := bytes.TrimSpace(f.line)
+	line = bytes.TrimSpace(f.line)
 	if len(line) > f.max {
 		tooLong = true
 	}
 	if tooLong {
 		f.reject(&rejection{code: jsonrpc.CodeInvalidRequest, message: fmt.Sprintf("Invalid Request: a message of more than %d bytes was skipped; "+
 			"send less in one message (a program can read large data from a file)", f.max)}, size)
-		return nil, err
+		return nil, nil, err
 	}
+	if len(line) == 0 {
+		return nil, nil, err
+	}
+	// The message is decoded from a copy of its own: f.line is read into
+	// again while the SDK handles it.
+	line = append(make([]byte, 0, len(line)+1), line...)
 	if cap(f.line) > stdioReadBuffer*4 {
 		f.line = nil // a long line's buffer is not kept for the short ones after it
 	}
-	if len(line) == 0 {
-		return nil, err
-	}
-	if r := check(line); r != nil {
+	msg, r := check(line)
+	if r != nil {
 		f.reject(r, size)
-		return nil, err
+		return nil, nil, err
 	}
-	return append(line, '\n'), err
+	return append(line, '\n'), msg, err
 }
 
 // rejection is why a line is not passed on, and how to answer it.
@@ -262,31 +325,31 @@ func appendDoubling(b, p []byte, limit int) []byte {
 	return append(b, p...)
 }
 
-// check returns why a line is not a message the SDK accepts, or nil if it
-// is: one JSON value for its streaming decoder (encoding/json), and one
-// JSON-RPC message for its message decoder.
-func check(line []byte) *rejection {
+// check returns the message the SDK decodes from line, or why line is not
+// one it accepts: one JSON value, a JSON object, one JSON-RPC message for
+// its message decoder.
+func check(line []byte) (jsonrpc.Message, *rejection) {
 	if !json.Valid(line) {
 		var v json.RawMessage
-		return &rejection{code: jsonrpc.CodeParseError, message: "Parse error: " + json.Unmarshal(line, &v).Error()}
+		return nil, &rejection{code: jsonrpc.CodeParseError, message: "Parse error: " + json.Unmarshal(line, &v).Error()}
 	}
 	switch line[0] {
 	case '{':
 	case '[':
 		// MCP has no batches since 2025-06-18, and the SDK ends the
 		// session on one it refuses.
-		return &rejection{code: jsonrpc.CodeInvalidRequest, message: "Invalid Request: batches are not supported; send one message per line"}
+		return nil, &rejection{code: jsonrpc.CodeInvalidRequest, message: "Invalid Request: batches are not supported; send one message per line"}
 	default:
-		return &rejection{code: jsonrpc.CodeInvalidRequest, message: "Invalid Request: a message must be a JSON object"}
+		return nil, &rejection{code: jsonrpc.CodeInvalidRequest, message: "Invalid Request: a message must be a JSON object"}
 	}
-	_, err := jsonrpc.DecodeMessage(line)
+	msg, err := jsonrpc.DecodeMessage(line)
 	if err == nil {
-		return nil
+		return msg, nil
 	}
 	r := &rejection{code: jsonrpc.CodeInvalidRequest, message: "Invalid Request: " + err.Error()}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(line, &fields) != nil {
-		return r
+		return nil, r
 	}
 	_, hasResult := fields["result"]
 	_, hasError := fields["error"]
@@ -298,7 +361,7 @@ func check(line []byte) *rejection {
 			r.id = id
 		}
 	}
-	return r
+	return nil, r
 }
 
 // reject logs a skipped line and answers it with one error response, as
