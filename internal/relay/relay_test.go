@@ -395,6 +395,20 @@ func TestChannel(t *testing.T) {
 	if !strings.Contains(got[2], "Echo: a") || !strings.Contains(got[3], "Echo: b") {
 		t.Errorf("answers %v, want each echo by its id while the sleep is in flight", got)
 	}
+	// A request that is not one gets an error line, and the next is answered;
+	// args null or left out are no arguments.
+	for _, bad := range []string{`not json`, `{"capability":"t","tool":"echo"}`, `{"id":4,"capability":"t","tool":"echo","args":[1]}`, `{"id":5,"capability":"t","tool":"echo","args":"x"}`} {
+		fmt.Fprintln(c, bad)
+		if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "a request must be one JSON line") {
+			t.Errorf("request %s: answer %q, %v; want an error line", bad, line, err)
+		}
+	}
+	for _, args := range []string{`,"args":null`, ``} {
+		fmt.Fprintf(c, `{"id":6,"capability":"t","tool":"env"%s}`+"\n", args)
+		if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"id":6,"result"`) {
+			t.Errorf("a call with no arguments (%q): answer %q, %v", args, line, err)
+		}
+	}
 	end()
 	testrepo.WaitFor(t, "the run's sleep to be cancelled", 10*time.Second, func() bool {
 		data, _ := os.ReadFile(f.cancelFile)
