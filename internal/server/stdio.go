@@ -196,19 +196,18 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // Close does nothing: stdout outlives the session.
 func (s *syncWriter) Close() error { return nil }
 
-// lineFilter reads lines from in and yields those that are JSON-RPC
-// messages, each with its newline; it answers the others on out. It is
-// read by the SDK's one reading goroutine.
+// lineFilter reads lines from in and yields the JSON-RPC messages among
+// them, decoded; it answers the others on out. It is read by one
+// goroutine, stdioConn's.
 type lineFilter struct {
-	in      *bufio.Reader
-	closer  io.Closer // in, if it can be closed
-	out     io.Writer
-	max     int
-	logger  *slog.Logger
-	line    []byte // the line being gathered
-	pending []byte // the rest of an accepted line, not yet read
-	err     error  // what ended the input, returned once pending is read
-	closed  atomic.Bool
+	in     *bufio.Reader
+	closer io.Closer // in, if it can be closed
+	out    io.Writer
+	max    int
+	logger *slog.Logger
+	line   []byte // the line being gathered
+	err    error  // what ended the input, returned after the last message
+	closed atomic.Bool
 }
 
 func newLineFilter(in io.Reader, out io.Writer, max int, logger *slog.Logger) *lineFilter {
@@ -217,21 +216,7 @@ func newLineFilter(in io.Reader, out io.Writer, max int, logger *slog.Logger) *l
 	return f
 }
 
-// Read reads the lines that pass, each with its newline.
-func (f *lineFilter) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
-		if f.err != nil {
-			return 0, f.err
-		}
-		f.pending, _, f.err = f.next()
-	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
-}
-
 // nextMessage returns the next message that passes, as the SDK decodes it.
-// It is not to be mixed with Read.
 func (f *lineFilter) nextMessage() (jsonrpc.Message, error) {
 	for {
 		if f.err != nil {

@@ -16,6 +16,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// passedLines reads f to the end of its input and returns the lines it
+// passed, each with its newline.
+func passedLines(f *lineFilter) (string, error) {
+	var b strings.Builder
+	for {
+		line, _, err := f.next()
+		b.Write(line)
+		if err == io.EOF {
+			return b.String(), nil
+		}
+		if err != nil {
+			return b.String(), err
+		}
+	}
+}
+
 // errorReply is the shape of the filter's answers.
 type errorReply struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -64,7 +80,7 @@ func TestLineFilter(t *testing.T) {
 			var out bytes.Buffer
 			// The valid request after the line shows that reading goes on.
 			in := strings.NewReader(tt.line + "\n" + ping + "\n")
-			passed, err := io.ReadAll(newLineFilter(in, &out, 1<<10, slog.New(slog.DiscardHandler)))
+			passed, err := passedLines(newLineFilter(in, &out, 1<<10, slog.New(slog.DiscardHandler)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +135,7 @@ func TestLineFilterLongLines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			f := newLineFilter(strings.NewReader(tt.input), &out, max, slog.New(slog.DiscardHandler))
-			passed, err := io.ReadAll(f)
+			passed, err := passedLines(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,17 +227,14 @@ func BenchmarkLineFilter(b *testing.B) {
 		tail := `"}}}`
 		line := []byte(head + strings.Repeat("x", max(size-len(head)-len(tail), 0)) + tail + "\n")
 		b.Run(fmt.Sprintf("filter/%d bytes", len(line)), func(b *testing.B) {
-			buf := make([]byte, 64<<10)
 			in := bytes.NewReader(line)
 			f := newLineFilter(in, io.Discard, maxLineBytes, slog.New(slog.DiscardHandler))
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
 				in.Reset(line)
 				f.err = nil
-				for {
-					if _, err := f.Read(buf); err != nil {
-						break
-					}
+				if _, err := f.nextMessage(); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
