@@ -91,7 +91,11 @@ func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRe
 		d.Wrapped = diagnoseServers(ctx, d.Registry, environ, newRelay)
 	}
 	if d.Registry != nil && d.Runtime.Err == nil {
-		d.Protections, d.RuntimePaths, d.Init, d.InitProblem = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
+		var refused []string
+		d.Protections, d.RuntimePaths, d.Init, d.InitProblem, refused = diagnoseIsolation(ctx, d.Registry, d.Runtime.Path)
+		for _, msg := range refused {
+			d.Registry.Problems = append(d.Registry.Problems, capability.Problem{Path: d.Registry.Layout.Config, Message: msg})
+		}
 	}
 	d.Git = gitState(root)
 	switch st, err := ReadServerStatus(root); {

@@ -28,7 +28,7 @@ func policy(cfg capability.Sandbox) *isolate.Policy {
 // this machine, the runtime's folders the sandbox keeps visible, and the
 // init runs start in ("" where there is none) with why it is not the helper
 // beside omnidev when it is not.
-func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePath string) ([]isolate.Protection, []string, string, string) {
+func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePath string) ([]isolate.Protection, []string, string, string, []string) {
 	env := reg.Env.Environ()
 	prog := isolate.Program{
 		Path:    runtimePath,
@@ -39,7 +39,9 @@ func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePat
 		Network: reg.Sandbox.Network,
 	}
 	iso := isolate.New()
-	protections := iso.Check(ctx, prog, policy(reg.Sandbox))
+	pol := policy(reg.Sandbox)
+	protections := iso.Check(ctx, prog, pol)
 	init, problem := iso.InitPath()
-	return protections, isolate.RuntimePaths(runtimePath, env), init, problem
+	paths, _ := isolate.RuntimePaths(runtimePath, env)
+	return protections, paths, init, problem, isolate.Refusals(prog, pol)
 }

@@ -54,8 +54,17 @@ func Init() int {
 	if err := setup(spec.View); err != nil {
 		return fail(exitSetup, "%v", err)
 	}
+	// A keyring of the run's own: the server's session keyring (and the
+	// keys in it) is out of reach (E9); seccomp then denies keyctl.
+	if _, err := unix.KeyctlJoinSessionKeyring("omnidev-run"); err != nil && !errors.Is(err, unix.ENOSYS) {
+		return fail(exitSetup, "join a new session keyring: %v", err)
+	}
 	if err := dropPrivileges(); err != nil {
 		return fail(exitSetup, "drop privileges: %v", err)
+	}
+	walls, err := raiseWalls(spec)
+	if err != nil {
+		return fail(exitSetup, "%v", err)
 	}
 	// Prepared in advance, the init may wait here a long time; the parent
 	// closing the pipe instead means it is not needed.
@@ -77,7 +86,7 @@ func Init() int {
 	if err != nil {
 		return fail(exitStart, "start %s: %v", launch.Path, err)
 	}
-	status.WriteString(statusReady)
+	status.WriteString(statusReady + walls)
 	status.Close()
 	specF.Close()
 	go func() {
@@ -128,7 +137,49 @@ func setup(v *view) error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc for the PID namespace: %w", err)
 	}
+	if err := hardenProc(v == nil); err != nil {
+		return err
+	}
 	unix.Sethostname([]byte("omnidev"))
+	return nil
+}
+
+// The parts of /proc a container runtime makes read-only or hides: a
+// process whose uid is root's on the host writes kernel settings through
+// /proc/sys (kernel.core_pattern runs a program as host root, E1), and
+// reads the kernel's memory, keys and timers through the others.
+var (
+	procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
+	procMasked   = []string{"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
+		"/proc/latency_stats", "/proc/timer_stats", "/proc/kmsg", "/proc/acpi", "/proc/scsi", "/proc/asound",
+		"/proc/interrupts", "/sys/firmware", "/sys/devices/virtual/powercap"}
+)
+
+// hardenProc makes the new /proc's kernel settings read-only and hides the
+// rest of procReadOnly's kind; with the host's filesystem (no view), /sys
+// is made read-only too (a view has it read-only with the rest).
+func hardenProc(hostFS bool) error {
+	ro := procReadOnly
+	if hostFS {
+		ro = append([]string{"/sys"}, ro...)
+	}
+	for _, path := range ro {
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", path, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+		if err := unix.MountSetattr(unix.AT_FDCWD, path, unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("make %s read-only: %w", path, err)
+		}
+	}
+	for _, path := range procMasked {
+		if err := mask(path); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -142,9 +193,20 @@ func mountView(v *view) error {
 		}
 	}()
 	for i, b := range v.Binds {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, b.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		// Resolved by the server with every symlink followed; opened here
+		// with none, so that a path a run changed since is refused rather
+		// than bound where it now leads (E7).
+		pfd, err := unix.Openat2(unix.AT_FDCWD, b.src(), &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
 		if err != nil {
-			return fmt.Errorf("clone %s: %w", b.Path, err)
+			return fmt.Errorf("open %s without following symbolic links: %w", b.src(), err)
+		}
+		fd, err := unix.OpenTree(pfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+		unix.Close(pfd)
+		if err != nil {
+			return fmt.Errorf("clone %s: %w", b.src(), err)
 		}
 		trees[i] = fd
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}

@@ -38,7 +38,7 @@ const ProtocolArg = "__omnidev_sandbox_protocol"
 
 // Protocol numbers what omnidev and its init say to each other (the specs
 // and the status): raise it with any change to them.
-const Protocol = 2
+const Protocol = 3
 
 // HelperMain is the main of cmd/omnidev-sandbox; it returns the exit code.
 func HelperMain(args []string) int {
@@ -114,10 +114,13 @@ type Protection struct {
 	Detail string
 }
 
-// isolation renders the Report.Isolation of a run in namespaces.
-func isolation(notEnforced []string) string {
+// isolation renders the Report.Isolation of a run in namespaces: the
+// layers that held ("namespaces+landlock+seccomp"), then what is not
+// enforced.
+func isolation(walls, notEnforced []string) string {
+	s := strings.Join(append([]string{"namespaces"}, walls...), "+")
 	if len(notEnforced) == 0 {
-		return "namespaces"
+		return s
 	}
-	return "namespaces; not enforced: " + strings.Join(notEnforced, "; ")
+	return s + "; not enforced: " + strings.Join(notEnforced, "; ")
 }

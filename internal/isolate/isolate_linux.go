@@ -97,6 +97,8 @@ func (iso *Isolator) learn() {
 type initSpec struct {
 	// View is nil with filesystem = "host": only /proc is replaced.
 	View *view `json:"view,omitempty"`
+	// Network false denies sockets of every family but AF_UNIX (seccomp).
+	Network bool `json:"network"`
 }
 
 // launchSpec is the second JSON value on fd 3: the program to start.
@@ -144,6 +146,11 @@ type Run struct {
 	// notEnforced are read after it.
 	joined chan struct{}
 	mntNS  *os.File
+	// root and guarded: the protected paths Finish puts back (see guard).
+	root    string
+	guarded []guarded
+	// walls are the layers the init reported holding ("landlock", "seccomp").
+	walls []string
 }
 
 // Prepare returns the run of prog under p (nil p: on the host, which the
@@ -154,14 +161,16 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		return hostRun(prog, "isolation is off"), nil
 	}
 	iso.learn()
-	var spec initSpec
-	r := &Run{iso: iso, policy: p, isolated: true}
+	spec := initSpec{Network: prog.Network}
+	r := &Run{iso: iso, policy: p, isolated: true, root: prog.Root}
 	if p.Filesystem {
 		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", StateDir, err)
 		}
-		v := planView(prog, p, iso.masks, RuntimePaths(prog.Path, prog.Env))
+		runtimePaths, _ := RuntimePaths(prog.Path, prog.Env)
+		v := planView(prog, p, iso.masks, runtimePaths)
 		spec.View = &v
+		r.guarded = v.Guarded
 	} else {
 		r.notEnforced = append(r.notEnforced, `filesystem ([sandbox] filesystem = "host")`)
 	}
@@ -199,7 +208,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		Env:        []string{},
 		ExtraFiles: r.childEnds,
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:    true,
+			// A session of its own: no controlling terminal to type into
+			// (TIOCSTI), and a process group for Kill.
+			Setsid:     true,
 			Cloneflags: uintptr(flags),
 			// Our own ids, so files keep their owners and permissions. The
 			// init gets the capabilities it needs to mount as ambient ones
@@ -237,7 +248,8 @@ func hostRun(prog Program, reason string) *Run {
 		Dir:  prog.Dir,
 		Env:  env,
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid: true,
+			// A session of its own, as in namespaces.
+			Setsid: true,
 			// A last resort should the server die without cleaning up: the
 			// kernel sends it when the thread that forked exits; Go only
 			// retires a thread when a goroutine locked to it exits, which
@@ -378,10 +390,16 @@ func (r *Run) Ready() error {
 		return fmt.Errorf("set up the sandbox: %w", err)
 	case len(msg) == 0:
 		return errors.New("set up the sandbox: its init exited before starting the runtime")
-	case string(msg) != statusReady:
+	case !strings.HasPrefix(string(msg), statusReady):
 		return fmt.Errorf("set up the sandbox: %s; set [sandbox] filesystem = \"host\" if the filesystem part cannot work on this machine", strings.TrimSpace(string(msg)))
 	}
+	var walls wallsReport
+	if err := json.Unmarshal(msg[len(statusReady):], &walls); err != nil {
+		return fmt.Errorf("set up the sandbox: its init said %q", msg)
+	}
 	<-r.joined
+	r.walls = walls.Held
+	r.notEnforced = append(r.notEnforced, walls.Missing...)
 	if r.cg != nil && len(r.cg.dirs) > 0 && !r.inherits {
 		// The runtime was started before the init joined, or after: in
 		// the first case it must join by itself.
@@ -431,20 +449,20 @@ func (r *Run) Finish() Report {
 	if !r.isolated {
 		return Report{Isolation: "none: " + r.reason}
 	}
-	rep := Report{Isolation: isolation(r.notEnforced)}
+	notices := guard(r.root, r.guarded)
+	rep := Report{Isolation: isolation(r.walls, r.notEnforced)}
 	if r.cg != nil {
 		rep.OutOfMemory = r.cg.oomKilled()
-		var notices []string
 		if rep.OutOfMemory {
 			notices = append(notices, r.policy.MemoryNotice)
 		}
 		if r.cg.pidsMaxed() {
 			notices = append(notices, r.policy.ProcessesNotice)
 		}
-		rep.Notice = strings.Join(notices, "\n")
 		// Off the run's path: the kernel may take a moment to let go.
 		go r.cg.remove()
 	}
+	rep.Notice = strings.Join(notices, "\n")
 	return rep
 }
 

@@ -47,10 +47,9 @@ func TestPlanView(t *testing.T) {
 			policy: Policy{Filesystem: true},
 			wantBinds: []bind{
 				{Path: root, Writable: true},
-				{Path: filepath.Join(root, "omni"), Writable: true},
 				{Path: filepath.Join(root, ".git")},
 				{Path: filepath.Join(root, ".omni")},
-				{Path: filepath.Join(root, "omni/config.toml")},
+				{Path: filepath.Join(root, "omni")},
 				{Path: filepath.Join(root, "omni.toml")},
 				{Path: filepath.Join(root, ".omni/state"), Writable: true},
 			},
@@ -62,14 +61,13 @@ func TestPlanView(t *testing.T) {
 				Readable: []string{filepath.Join(home, ".cache/ms-playwright"), "/usr"}},
 			wantBinds: []bind{
 				{Path: root, Writable: true},
-				{Path: filepath.Join(root, "omni"), Writable: true},
-				{Path: filepath.Join(root, ".git")},
-				{Path: filepath.Join(root, ".omni")},
-				{Path: filepath.Join(root, "omni/config.toml")},
-				{Path: filepath.Join(root, "omni.toml")},
-				{Path: filepath.Join(root, ".omni/state"), Writable: true},
 				{Path: filepath.Join(root, "out"), Writable: true},
 				{Path: filepath.Join(home, ".cache/ms-playwright")},
+				{Path: filepath.Join(root, ".git")},
+				{Path: filepath.Join(root, ".omni")},
+				{Path: filepath.Join(root, "omni")},
+				{Path: filepath.Join(root, "omni.toml")},
+				{Path: filepath.Join(root, ".omni/state"), Writable: true},
 			},
 		},
 		{
@@ -121,18 +119,54 @@ func TestLinkedGitDirs(t *testing.T) {
 
 func TestRuntimePaths(t *testing.T) {
 	base := t.TempDir()
-	mkdirs(t, base, "home/.bun/bin", "pkg/node_modules/tool/bin", "pkg/node_modules/tool/package.json")
+	home := filepath.Join(base, "home")
+	mkdirs(t, base, "home/.bun/bin", "home/.ssh/keys", "pkg/node_modules/tool/bin", "pkg/node_modules/tool/package.json")
 	tool := filepath.Join(base, "pkg/node_modules/tool/bin/tool.exe")
 	if err := os.WriteFile(tool, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(base, "home/.bun/bin/tool")
+	link := filepath.Join(home, ".bun/bin/tool")
 	if err := os.Symlink(tool, link); err != nil {
 		t.Fatal(err)
 	}
-	got := RuntimePaths(link, []string{"HOME=" + filepath.Join(base, "home"), "PATH=" + filepath.Join(base, "home/.bun/bin") + ":relative:/nonexistent"})
-	want := []string{filepath.Join(base, "pkg/node_modules/tool"), filepath.Join(base, "home/.bun/bin"), filepath.Join(base, "home/.bun")}
-	if !reflect.DeepEqual(want, got) {
-		t.Errorf("RuntimePaths = %v\nwant %v", got, want)
+	bunBin := filepath.Join(home, ".bun/bin")
+	// The server's own environment names the home and the runtime's folder.
+	t.Setenv("HOME", home)
+	t.Setenv("PATH", bunBin+":/usr/bin")
+	t.Setenv("DENO_DIR", "")
+	t.Setenv("BUN_INSTALL", "")
+	tests := []struct {
+		name        string
+		env         []string
+		want        []string
+		wantRefused int
+	}{
+		{
+			name: "what the server's environment names is shown",
+			env:  []string{"HOME=" + home, "PATH=" + bunBin + ":relative:/nonexistent"},
+			want: []string{filepath.Join(base, "pkg/node_modules/tool"), bunBin, filepath.Join(home, ".bun")},
+		},
+		{
+			name:        "a hidden folder named by the configuration is refused (E4)",
+			env:         []string{"HOME=" + home, "PATH=" + bunBin, "DENO_DIR=" + filepath.Join(home, ".ssh"), "BUN_INSTALL=" + filepath.Join(home, ".ssh")},
+			want:        []string{filepath.Join(base, "pkg/node_modules/tool"), bunBin},
+			wantRefused: 2,
+		},
+		{
+			name: "a folder the view does not hide may come from the configuration",
+			env:  []string{"HOME=" + home, "PATH=" + bunBin, "BUN_INSTALL=/usr/lib"},
+			want: []string{filepath.Join(base, "pkg/node_modules/tool"), bunBin, "/usr/lib"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, refused := RuntimePaths(link, tt.env)
+			if !reflect.DeepEqual(tt.want, got) {
+				t.Errorf("RuntimePaths = %v\nwant %v", got, tt.want)
+			}
+			if len(refused) != tt.wantRefused {
+				t.Errorf("refused = %q, want %d", refused, tt.wantRefused)
+			}
+		})
 	}
 }

@@ -1,0 +1,73 @@
+//go:build linux
+
+package isolate
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// wallsReport is what the init tells the parent, after statusReady, about
+// the layers it raised: those that hold, and those the kernel lacks, with
+// why.
+type wallsReport struct {
+	Held    []string `json:"held"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// raiseWalls restricts the init, and so the runtime it starts, with
+// Landlock (the view's paths, and IPC scopes) and seccomp (see
+// seccompPolicy), after the view is mounted and privileges dropped. It
+// returns the wallsReport to send. Landlock is best effort: a kernel
+// without it runs with the namespaces and seccomp, and the report says so;
+// seccomp is required.
+func raiseWalls(spec initSpec) (string, error) {
+	var rep wallsReport
+	abi := landlockABI()
+	switch {
+	case abi < 2:
+		rep.Missing = append(rep.Missing, fmt.Sprintf("landlock (the kernel has no Landlock ABI 2 or later: ABI %d)", abi))
+	default:
+		if err := restrictPaths(spec.View); err != nil {
+			return "", fmt.Errorf("landlock: %w", err)
+		}
+		rep.Held = append(rep.Held, "landlock")
+	}
+	if err := loadSeccomp(spec.Network); err != nil {
+		return "", fmt.Errorf("seccomp: %w", err)
+	}
+	rep.Held = append(rep.Held, "seccomp")
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return "", err
+	}
+	return string(data), nil
+}
+
+// landlockABI returns the kernel's Landlock ABI version, 0 without one.
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+// restrictPaths applies the view's Landlock rules; with no view (the
+// host's filesystem, by the user's choice) only the IPC scopes: no abstract
+// Unix socket or signal reaches past the run.
+func restrictPaths(v *view) error {
+	cfg := landlock.V7
+	if v == nil {
+		return landlock.Config{Scoped: cfg.Scoped}.BestEffort().RestrictScoped()
+	}
+	c := landlock.Config{HandledAccessFS: cfg.HandledAccessFS, Scoped: cfg.Scoped}.BestEffort()
+	return c.Restrict(
+		landlock.RODirs(v.ReadOnly...).IgnoreIfMissing(),
+		landlock.RWDirs(v.ReadWrite...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(v.DevFiles...).IgnoreIfMissing(),
+	)
+}
