@@ -30,6 +30,10 @@ type Engine struct {
 
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
+	// runGate is held shared by a run and exclusively by a reload: the
+	// configuration is never read while a program runs, which may have
+	// created a config file that the isolation takes away when it ends.
+	runGate sync.RWMutex
 
 	listenersMu sync.Mutex
 	listeners   []func(*capability.Registry) // see OnReload
@@ -181,6 +185,8 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	}
 	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
 	defer endRelay()
+	e.runGate.RLock()
+	defer e.runGate.RUnlock()
 	snap = e.snap.Load() // the servers it started may have listed their tools
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
@@ -232,6 +238,8 @@ func (e *Engine) RuntimeError() error {
 // Reload loads the repository again and swaps registry, index content and
 // sandbox in. On error the last good state stays and the error is returned.
 func (e *Engine) Reload(ctx context.Context) error {
+	e.runGate.Lock()
+	defer e.runGate.Unlock()
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
 	start := time.Now()
