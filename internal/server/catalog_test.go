@@ -316,13 +316,21 @@ func testCatalogReload(t *testing.T, protocolVersion string) {
 	wantRPCError(t, err, "is not a file")
 }
 
-// TestReadmeCatalog checks that the README names exactly the prompts (as
-// Claude Code's slash commands) and resources generated for this
-// repository's own omni/.
+// TestReadmeCatalog checks that the documentation (the README or a page
+// under docs/) names exactly the prompts (as Claude Code's slash commands)
+// and resources generated for this repository's own omni/.
 func TestReadmeCatalog(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var readme []byte
+	for _, name := range append([]string{filepath.Join("..", "..", "README.md")}, pages...) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(readme, data...)
 	}
 	cs, _, _, _ := newTestServer(t, nil)
 	prompts, err := cs.ListPrompts(t.Context(), nil)
@@ -331,7 +339,7 @@ func TestReadmeCatalog(t *testing.T) {
 	}
 	for _, p := range prompts.Prompts {
 		if cmd := "/mcp__omnidev__" + p.Name; !strings.Contains(string(readme), cmd) {
-			t.Errorf("README does not show the slash command %s", cmd)
+			t.Errorf("neither the README nor docs/ shows the slash command %s", cmd)
 		}
 	}
 	resources, err := cs.ListResources(t.Context(), nil)
@@ -340,12 +348,12 @@ func TestReadmeCatalog(t *testing.T) {
 	}
 	for _, r := range resources.Resources {
 		if !strings.Contains(string(readme), "`"+r.URI+"`") {
-			t.Errorf("README does not list the resource %s", r.URI)
+			t.Errorf("neither the README nor docs/ lists the resource %s", r.URI)
 		}
 	}
 	for _, tmpl := range resourceTemplates {
 		if !strings.Contains(string(readme), "`"+tmpl.URITemplate+"`") {
-			t.Errorf("README does not list the resource template %s", tmpl.URITemplate)
+			t.Errorf("neither the README nor docs/ lists the resource template %s", tmpl.URITemplate)
 		}
 	}
 }
