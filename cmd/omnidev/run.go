@@ -43,6 +43,7 @@ func commands() []command {
 		{"status", "tell whether a server is running for this repository", "", runStatus},
 		{"stop", "stop the server running for this repository", "", runStop},
 		{"doctor", "check the setup and say how to fix what is missing", "", runDoctor},
+		{"trust", "review and approve the MCP servers this repository's capabilities wrap", "[--yes]", runTrust},
 		{"version", "print the version", "", runVersion},
 	}
 }

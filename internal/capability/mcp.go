@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -278,4 +279,43 @@ func resolveMCP(root string, c *Capability, src envSources) error {
 	}
 	c.MCP = m
 	return nil
+}
+
+// MCPDefinition returns what `omnidev trust` shows and approves of a
+// capability that wraps an MCP server: its [mcp] section and its [env]
+// declarations as written, ${NAME} not expanded (so no secret value), as
+// indented JSON with sorted keys. Any change to either is a new definition,
+// which needs approval again: the command could change, and so could which
+// variables it receives or which are kept secret from programs. "" when
+// the capability wraps no server.
+func (c *Capability) MCPDefinition() string {
+	r := c.rawMCP
+	if r == nil {
+		return ""
+	}
+	type envDecl struct {
+		Name     string `json:"name"`
+		Default  string `json:"default,omitempty"`
+		Required bool   `json:"required,omitempty"`
+		Secret   bool   `json:"secret,omitempty"`
+	}
+	def := struct {
+		Transport string            `json:"transport"`
+		Command   *string           `json:"command,omitempty"`
+		Args      []string          `json:"args,omitempty"`
+		Env       map[string]string `json:"env,omitempty"`
+		Cwd       *string           `json:"cwd,omitempty"`
+		URL       *string           `json:"url,omitempty"`
+		Headers   map[string]string `json:"headers,omitempty"`
+		Timeout   *string           `json:"timeout,omitempty"`
+		Declared  []envDecl         `json:"declared_env,omitempty"`
+	}{r.transport, r.Command, r.Args, r.Env, r.Cwd, r.URL, r.Headers, r.Timeout, nil}
+	for _, d := range c.EnvDecls {
+		def.Declared = append(def.Declared, envDecl{d.Name, d.Default, d.Required, d.Secret})
+	}
+	data, err := json.MarshalIndent(def, "", "  ")
+	if err != nil {
+		return fmt.Sprintf("%+v", def)
+	}
+	return string(data)
 }

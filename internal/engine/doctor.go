@@ -75,7 +75,7 @@ const runtimeVersionTimeout = 5 * time.Second
 // Diagnose checks everything a server needs, without starting one.
 func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRelay) *Diagnosis {
 	d := &Diagnosis{Root: root}
-	d.Registry, d.ConfigErr = capability.Load(root, environ)
+	d.Registry, d.ConfigErr = load(root, environ)
 	sb := capability.Sandbox{Runtime: capability.DefaultRuntime}
 	if d.Registry != nil {
 		sb = d.Registry.Sandbox

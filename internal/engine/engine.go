@@ -87,7 +87,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	e.runs, e.cancelRuns = context.WithCancel(context.Background())
 
 	start := time.Now()
-	reg, err := capability.Load(root, opts.Environ)
+	reg, err := load(root, opts.Environ)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
 	start := time.Now()
-	reg, err := capability.Load(e.root, e.environ)
+	reg, err := load(e.root, e.environ)
 	if err != nil {
 		return fmt.Errorf("reload: %w (keeping the last good configuration)", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/isolate"
+	"github.com/omnidev/omnidev/internal/trust"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 	if isolate.IsInit(os.Args) {
 		os.Exit(isolate.Init())
 	}
+	// The tests approve the MCP servers they wrap by construction; the
+	// tests of approval itself clear this for the servers they start.
+	os.Setenv(trust.AllEnv, "1")
 	dir, err := os.MkdirTemp("", "omnidev-e2e-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

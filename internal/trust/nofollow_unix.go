@@ -1,0 +1,7 @@
+//go:build unix
+
+package trust
+
+import "syscall"
+
+const noFollow = syscall.O_NOFOLLOW
