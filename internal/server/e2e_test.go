@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/isolate"
-	"github.com/omnidev/omnidev/internal/trust"
 	"github.com/omnidev/omnidev/internal/testrepo"
+	"github.com/omnidev/omnidev/internal/trust"
 )
 
 // binary is the omnidev binary built once for the end-to-end tests.

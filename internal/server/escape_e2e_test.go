@@ -1,0 +1,455 @@
+//go:build linux
+
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The escapes of the security audit of issue 23, each tried for real with
+// the real binary and Bun, as root and as an ordinary user (nobody, when
+// the tests run as root); each test asserts the safe outcome. Programs
+// reach the kernel directly through Bun's FFI where JavaScript alone would
+// not, as a hostile program would.
+
+// identity is who runs omnidev: the tests' own user, or nobody.
+type identity struct {
+	name string
+	uid  int // -1: the tests' own
+}
+
+func identities() []identity {
+	ids := []identity{{"self", -1}}
+	if os.Getuid() == 0 {
+		ids = append(ids, identity{"nobody", 65534})
+	}
+	return ids
+}
+
+// escapeRepo is a scratch repository for one attempt: its own folder (home
+// included) that the identity owns.
+type escapeRepo struct {
+	t    *testing.T
+	id   identity
+	dir  string // holds home/ and repo/
+	root string
+	home string
+}
+
+func newEscapeRepo(t *testing.T, id identity, files map[string]string) *escapeRepo {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "omnidev-escape-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(dir, func(p string, fi os.FileInfo, _ error) error {
+			if fi != nil && fi.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(dir)
+	})
+	r := &escapeRepo{t: t, id: id, dir: dir, root: filepath.Join(dir, "repo"), home: filepath.Join(dir, "home")}
+	writeFile(t, r.home, ".ssh/id_rsa", "PRIVATE-KEY-"+filepath.Base(dir)+"\n")
+	for rel, content := range files {
+		writeFile(t, r.root, rel, content)
+	}
+	git(t, r.root, "init", "-q", "-b", "main")
+	git(t, r.root, "add", "-A")
+	git(t, r.root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "fixture")
+	r.own()
+	return r
+}
+
+// own gives the identity the repository's folder, as its own repository.
+func (r *escapeRepo) own() {
+	if r.id.uid < 0 {
+		return
+	}
+	os.Chmod(r.dir, 0o755)
+	os.Chmod(filepath.Dir(binary), 0o755)
+	filepath.Walk(r.dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, r.id.uid, r.id.uid) })
+}
+
+// command returns `omnidev --dir root args...` as the identity, with a
+// plain environment plus env.
+func (r *escapeRepo) command(args []string, env ...string) *exec.Cmd {
+	cmd := exec.CommandContext(r.t.Context(), binary, append([]string{"--dir", r.root}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.home, "OMNIDEV_TRUST_ALL=1"}, env...)
+	if r.id.uid >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(r.id.uid), Gid: uint32(r.id.uid)}}
+	}
+	return cmd
+}
+
+// exec runs code with `omnidev exec --json` and returns its result; the
+// run must end well within bound.
+func (r *escapeRepo) exec(code string, bound time.Duration, env ...string) execOut {
+	r.t.Helper()
+	prog := filepath.Join(r.dir, fmt.Sprintf("prog-%d.ts", time.Now().UnixNano()))
+	if err := os.WriteFile(prog, []byte(code), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := r.command([]string{"exec", "--json", prog}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !(errorsAs(err, &ee) && stdout.Len() > 0) {
+			r.t.Fatalf("omnidev exec: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+	case <-time.After(bound):
+		cmd.Process.Kill()
+		<-done
+		r.t.Fatalf("omnidev exec still running after %v (the program's own time is bounded far lower)\n%s", bound, stderr.String())
+	}
+	var out execOut
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		r.t.Fatalf("omnidev exec --json: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	r.t.Logf("ran in %v: %s", time.Since(start).Round(time.Millisecond), out.Isolation)
+	return out
+}
+
+func errorsAs(err error, target **exec.ExitError) bool {
+	ee, ok := err.(*exec.ExitError)
+	if ok {
+		*target = ee
+	}
+	return ok
+}
+
+// ffi is a prelude that lets a program make raw system calls, as native
+// code started by a hostile program can.
+const ffi = `import { dlopen, FFIType, ptr, read } from "bun:ffi";
+const libc = dlopen("libc.so.6", {
+  syscall: { args: [FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64], returns: FFIType.i64 },
+  __errno_location: { args: [], returns: FFIType.ptr },
+});
+const sys = (...a: (number | bigint)[]) => { while (a.length < 5) a.push(0); const r = libc.symbols.syscall(...(a as [any, any, any, any, any])); return r < 0 ? -read.i32(libc.symbols.__errno_location(), 0) : Number(r); };
+`
+
+const escapeConfig = `project = "escape"
+[capabilities]
+enable = ["notes"]
+[sandbox]
+timeout = "20s"
+network = %s
+`
+
+func escapeFiles(network bool, extra map[string]string) map[string]string {
+	files := map[string]string{
+		"omni/config.toml":                        fmt.Sprintf(escapeConfig, fmt.Sprint(network)),
+		"omni/capabilities/notes/capability.toml": "[capability]\nid = \"notes\"\nname = \"Notes\"\ndescription = \"notes\"\n",
+		"omni/capabilities/notes/index.ts":        "export const hello = () => \"hi\";\n",
+		"omni/capabilities/notes/types.d.ts":      "export declare function hello(): string;\n",
+		".gitignore":                              ".omni/\n",
+		"README.md":                               "# escape\n",
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	return files
+}
+
+func TestEscapes(t *testing.T) {
+	for _, id := range identities() {
+		t.Run(id.name, func(t *testing.T) {
+			t.Run("E1 kernel settings through /proc/sys are read-only", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				before := map[string]string{}
+				for _, p := range []string{"/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness"} {
+					before[p] = fileDigest(t, p)
+				}
+				// Each write puts back the value that is there: the test must
+				// not change the machine should a write get through.
+				out := r.exec(`import { readFileSync, writeFileSync, openSync, closeSync } from "node:fs";
+for (const p of ["/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness"]) {
+  try { writeFileSync(p, readFileSync(p)); console.log("WROTE", p); } catch (e: any) { console.log("refused", p, e.code); }
+}
+try { closeSync(openSync("/proc/sysrq-trigger", "a")); console.log("OPENED sysrq-trigger"); } catch (e: any) { console.log("refused sysrq", e.code); }
+for (const p of ["/proc/kcore", "/proc/keys", "/proc/timer_list"]) {
+  try { console.log(p, readFileSync(p).length, "bytes"); } catch (e: any) { console.log("refused", p, e.code); }
+}`, time.Minute)
+				if strings.Contains(out.Stdout, "WROTE") || strings.Contains(out.Stdout, "OPENED") {
+					t.Errorf("a kernel setting was writable:\n%s", out.Stdout)
+				}
+				for _, p := range []string{"/proc/kcore", "/proc/keys", "/proc/timer_list"} {
+					if strings.Contains(out.Stdout, "\n"+p+" ") && !strings.Contains(out.Stdout, "\n"+p+" 0 bytes") {
+						t.Errorf("%s was readable:\n%s", p, out.Stdout)
+					}
+				}
+				for p, v := range before {
+					if after := fileDigest(t, p); after != v {
+						t.Errorf("%s changed from %q to %q", p, v, after)
+					}
+				}
+			})
+
+			t.Run("E2 E5 configuration cannot be written or created", func(t *testing.T) {
+				for _, layout := range []struct{ name, config string }{
+					{"omnidev", "omni/config.toml"},
+					{"omnidev-later", "omni.toml"},
+					{"omnidev-earlier", ".omni/config.toml"},
+				} {
+					t.Run(layout.name, func(t *testing.T) {
+						files := escapeFiles(false, nil)
+						cfg := files["omni/config.toml"]
+						caps := map[string]string{}
+						for k, v := range files {
+							if strings.HasPrefix(k, "omni/") {
+								delete(files, k)
+								caps[k] = v
+							}
+						}
+						files[layout.config] = cfg
+						capDir := "omni/capabilities/notes/"
+						if layout.config != "omni/config.toml" {
+							capDir = ".omni/capabilities/notes/"
+						}
+						for k, v := range caps {
+							if strings.HasPrefix(k, "omni/capabilities/notes/") {
+								files[capDir+strings.TrimPrefix(k, "omni/capabilities/notes/")] = v
+							}
+						}
+						r := newEscapeRepo(t, id, files)
+						watched := []string{"omni/config.toml", "omni.toml", ".omni/config.toml", capDir + "capability.toml", "omni/capabilities/evil/capability.toml"}
+						before := map[string]string{}
+						for _, rel := range watched {
+							before[rel] = fileDigest(t, filepath.Join(r.root, rel))
+						}
+						out := r.exec(fmt.Sprintf(`import { writeFileSync, mkdirSync, appendFileSync } from "node:fs";
+const hostile = "[sandbox]\nfilesystem = \"host\"\nnetwork = true\ntimeout = \"1h\"\n";
+const tries: [string, () => void][] = [
+  ["omni/config.toml", () => { mkdirSync("omni", { recursive: true }); writeFileSync("omni/config.toml", hostile); }],
+  ["omni.toml", () => writeFileSync("omni.toml", hostile)],
+  [".omni/config.toml", () => writeFileSync(".omni/config.toml", hostile)],
+  ["capability.toml", () => appendFileSync(%q, "\n[mcp]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"touch /tmp/pwned\"]\n")],
+  ["new capability", () => { mkdirSync("omni/capabilities/evil", { recursive: true }); writeFileSync("omni/capabilities/evil/capability.toml", "[capability]\nid = \"evil\"\n"); }],
+];
+for (const [n, f] of tries) { try { f(); console.log("done", n); } catch (e: any) { console.log("refused", n, e.code); } }`, capDir+"capability.toml"), time.Minute)
+						for _, rel := range watched {
+							if after := fileDigest(t, filepath.Join(r.root, rel)); after != before[rel] {
+								t.Errorf("%s changed (it must stay %q): %q\n%s\n%s", rel, before[rel], after, out.Stdout, out.Stderr)
+							}
+						}
+						next := r.exec(`import { writeFileSync } from "node:fs";
+try { writeFileSync("/tmp/omnidev-escape-next", "x"); } catch {}
+console.log("next")`, time.Minute)
+						if !strings.HasPrefix(next.Isolation, "namespaces") {
+							t.Errorf("the next run is not isolated: %q", next.Isolation)
+						}
+						if _, err := os.Stat("/tmp/omnidev-escape-next"); err == nil {
+							os.Remove("/tmp/omnidev-escape-next")
+							t.Errorf("the next run wrote to the host's /tmp: a created config took over")
+						}
+					})
+				}
+			})
+
+			t.Run("E4 a runtime path from the configuration does not show the hidden home", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				cfg := filepath.Join(r.root, "omni/config.toml")
+				data, _ := os.ReadFile(cfg)
+				ssh := filepath.Join(r.home, ".ssh")
+				os.WriteFile(cfg, append(data, fmt.Appendf(nil, "\n[env]\nDENO_DIR = %q\nBUN_INSTALL = %q\n", ssh, ssh)...), 0o644)
+				r.own()
+				out := r.exec(fmt.Sprintf(`import { readFileSync } from "node:fs";
+try { console.log(readFileSync(%q, "utf8")); } catch (e: any) { console.log("refused", e.code); }`, filepath.Join(ssh, "id_rsa")), time.Minute)
+				if strings.Contains(out.Stdout, "PRIVATE-KEY") {
+					t.Errorf("the program read the hidden home's key:\n%s", out.Stdout)
+				}
+				doctor, _ := r.command([]string{"doctor"}).CombinedOutput()
+				if !strings.Contains(string(doctor), ssh+" (from DENO_DIR) lies in a folder the sandbox hides") {
+					t.Errorf("doctor does not report the refused runtime path:\n%s", doctor)
+				}
+			})
+
+			t.Run("E8 root-only files are out of reach", func(t *testing.T) {
+				if os.Getuid() != 0 {
+					t.Skip("needs root to plant a root-only file; the ordinary user cannot read one anyway")
+				}
+				secret := fmt.Sprintf("/var/lib/omnidev-escape-%d", time.Now().UnixNano())
+				if err := os.WriteFile(secret, []byte("ROOT-ONLY-SECRET"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				defer os.Remove(secret)
+				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				out := r.exec(fmt.Sprintf(`import { readFileSync } from "node:fs";
+for (const p of [%q, "/var/log/apt/term.log", "/root/.bashrc", "/etc/shadow"]) {
+  try { console.log(p, readFileSync(p, "utf8").slice(0, 40)); } catch (e: any) { console.log("refused", p, e.code); }
+}`, secret), time.Minute)
+				if strings.Contains(out.Stdout, "ROOT-ONLY-SECRET") || strings.Contains(out.Stdout, "root:") {
+					t.Errorf("a root-only file was read:\n%s", out.Stdout)
+				}
+			})
+
+			t.Run("E9 the server's keyring and raw system calls", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				out := r.exec(ffi+`
+console.log("keyctl session", sys(250, 0, -3, 0));
+console.log("add_key", sys(248, 0, 0, 0, 0));
+console.log("unshare user", sys(272, 0x10000000));
+console.log("ptrace", sys(101, 0, 1, 0, 0));
+console.log("bpf", sys(321, 0, 0, 0));
+console.log("io_uring", sys(425, 1, 0));
+console.log("mount", sys(165, 0, 0, 0, 0));
+console.log("socket inet", sys(41, 2, 1, 0));
+console.log("socket unix", sys(41, 1, 1, 0) >= 0 ? "ok" : "refused");`, time.Minute)
+				for _, call := range []string{"keyctl session", "add_key", "unshare user", "ptrace", "bpf", "io_uring", "mount", "socket inet"} {
+					if !strings.Contains(out.Stdout, call+" -1\n") && !strings.Contains(out.Stdout, call+" -13\n") && !strings.Contains(out.Stdout, call+" -38\n") {
+						t.Errorf("%s was not refused:\n%s", call, out.Stdout)
+					}
+				}
+				if !strings.Contains(out.Stdout, "socket unix ok") {
+					t.Errorf("a Unix socket (the relay's way in) was refused:\n%s", out.Stdout)
+				}
+			})
+
+			t.Run("E6 no terminal to type into", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				// omnidev exec started from a terminal: the pty is its
+				// controlling terminal, as a user's shell is.
+				master, slave := openPTY(t)
+				defer master.Close()
+				defer slave.Close()
+				if r.id.uid >= 0 {
+					os.Chown(slave.Name(), r.id.uid, r.id.uid)
+				}
+				prog := filepath.Join(r.dir, "tty.ts")
+				writeFile(t, r.dir, "tty.ts", ffi+`import { openSync } from "node:fs";
+const b = Buffer.from("i");
+let fd = -1;
+try { fd = openSync("/dev/tty", "r+"); console.log("OPENED /dev/tty"); } catch (e: any) { console.log("no tty", e.code); }
+for (const f of [0, 1, 2, fd]) { if (f >= 0) console.log("tiocsti", f, sys(16, f, 0x5412, ptr(b))); }
+console.log("tiocsti high bits", sys(16, fd >= 0 ? fd : 0, 0x100005412n, ptr(b)));`)
+				r.own()
+				cmd := r.command([]string{"exec", "--json", prog})
+				var stdout bytes.Buffer
+				cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &stdout, slave
+				if cmd.SysProcAttr == nil {
+					cmd.SysProcAttr = &syscall.SysProcAttr{}
+				}
+				cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("omnidev exec: %v\n%s", err, stdout.String())
+				}
+				slave.Close()
+				typed := readAvailable(master)
+				var out execOut
+				if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+					t.Fatalf("%v\n%s", err, stdout.String())
+				}
+				if strings.Contains(out.Stdout, "OPENED /dev/tty") {
+					t.Errorf("the run has a controlling terminal:\n%s", out.Stdout)
+				}
+				if strings.Contains(typed, "i") {
+					t.Errorf("the program typed into the terminal: %q\n%s", typed, out.Stdout)
+				}
+				for _, line := range strings.Split(out.Stdout, "\n") {
+					if strings.HasPrefix(line, "tiocsti") && !strings.HasSuffix(line, " -1") && !strings.HasSuffix(line, " -25") && !strings.HasSuffix(line, " -5") {
+						t.Errorf("TIOCSTI was not refused: %s", line)
+					}
+				}
+			})
+
+			t.Run("G1 host Unix sockets are not reachable", func(t *testing.T) {
+				for _, network := range []bool{false, true} {
+					r := newEscapeRepo(t, id, escapeFiles(network, nil))
+					out := r.exec(`import { connect } from "node:net";
+import { readdirSync } from "node:fs";
+for (const d of ["/run", "/var/run", "/run/user"]) { try { console.log(d, readdirSync(d).length, "entries"); } catch (e: any) { console.log(d, e.code); } }
+for (const p of ["/run/docker.sock", "/var/run/docker.sock", "/run/dbus/system_bus_socket", "/run/systemd/private"]) {
+  await new Promise<void>(done => { const c = connect(p); c.on("connect", () => { console.log("CONNECTED", p); c.destroy(); done(); }); c.on("error", (e: any) => { console.log("refused", p, e.code); done(); }); });
+}`, time.Minute)
+					if strings.Contains(out.Stdout, "CONNECTED") {
+						t.Errorf("network = %v: a host socket was reached:\n%s", network, out.Stdout)
+					}
+					if !strings.Contains(out.Stdout, "/run 0 entries") {
+						t.Errorf("network = %v: /run is not empty:\n%s", network, out.Stdout)
+					}
+				}
+			})
+
+			t.Run("E7 a writable path's parent turned into a symlink is not followed", func(t *testing.T) {
+				outside := filepath.Join(os.TempDir(), fmt.Sprintf("omnidev-escape-target-%d", time.Now().UnixNano()))
+				if err := os.MkdirAll(filepath.Join(outside, "bin"), 0o777); err != nil {
+					t.Fatal(err)
+				}
+				defer os.RemoveAll(outside)
+				os.Chmod(filepath.Join(outside, "bin"), 0o777)
+				files := escapeFiles(false, map[string]string{"tools/bin/.keep": ""})
+				files["omni/config.toml"] += "writable = [\"tools/bin\"]\n"
+				r := newEscapeRepo(t, id, files)
+				// What a run can do (tools/bin is a mount point in its view, so
+				// moving tools aside may fail there; a run without the bind, or
+				// the folder's owner, can): tools becomes a symlink.
+				if err := os.Rename(filepath.Join(r.root, "tools"), filepath.Join(r.root, "tools.old")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(outside, filepath.Join(r.root, "tools")); err != nil {
+					t.Fatal(err)
+				}
+				r.own()
+				out := r.exec(`import { writeFileSync } from "node:fs";
+try { writeFileSync("tools/bin/landed", "x"); console.log("wrote"); } catch (e: any) { console.log("refused", e.code); }`, time.Minute)
+				if _, err := os.Stat(filepath.Join(outside, "bin", "landed")); err == nil {
+					t.Errorf("the second run wrote through the planted symlink into %s:\n%s", outside, out.Stdout)
+				}
+			})
+
+			t.Run("D2 a symlinked omni.toml neither breaks runs nor is followed", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				// A target the view hides (the home): following the link to
+				// mount over it fails there.
+				target := filepath.Join(r.home, "shared-omni.toml")
+				writeFile(t, r.home, "shared-omni.toml", "project = \"shared\"\n")
+				if err := os.Symlink(target, filepath.Join(r.root, "omni.toml")); err != nil {
+					t.Fatal(err)
+				}
+				r.own()
+				out := r.exec(`import { unlinkSync, symlinkSync } from "node:fs";
+try { unlinkSync("omni.toml"); symlinkSync("README.md", "omni.toml"); console.log("retargeted"); } catch (e: any) { console.log("refused", e.code); }`, time.Minute)
+				if out.ExitCode != 0 || !strings.HasPrefix(out.Isolation, "namespaces") {
+					t.Fatalf("a run with a symlinked omni.toml failed: %+v", out)
+				}
+				if got, err := os.Readlink(filepath.Join(r.root, "omni.toml")); err != nil || got != target {
+					t.Errorf("omni.toml leads to %q (%v) after the run; want it put back to %s", got, err, target)
+				}
+			})
+		})
+	}
+}
+
+// readAvailable returns what the terminal's input queue got, reading the
+// master side until it has nothing more for a moment.
+func readAvailable(master *os.File) string {
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		master.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		n, err := master.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return string(out)
+		}
+	}
+}
