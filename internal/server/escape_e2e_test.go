@@ -453,3 +453,55 @@ func readAvailable(master *os.File) string {
 		}
 	}
 }
+
+// TestTrust checks that a wrapped server's command runs on the host only
+// once the user approved its exact definition, and again after a change.
+func TestTrust(t *testing.T) {
+	for _, id := range identities() {
+		t.Run(id.name, func(t *testing.T) {
+			r := newEscapeRepo(t, id, escapeFiles(false, nil))
+			marker := filepath.Join(r.dir, "server-ran")
+			cfg := filepath.Join(r.root, "omni/config.toml")
+			data, _ := os.ReadFile(cfg)
+			os.WriteFile(cfg, []byte(strings.Replace(string(data), `enable = ["notes"]`, `enable = ["notes", "cloned"]`, 1)), 0o644)
+			manifest := func(arg string) {
+				writeFile(t, r.root, "omni/capabilities/cloned/capability.toml", fmt.Sprintf(
+					"[capability]\nid = \"cloned\"\nname = \"Cloned\"\ndescription = \"a server from elsewhere\"\n[mcp]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"touch %s; exec cat >/dev/null\", %q]\n", marker, arg))
+				r.own()
+			}
+			manifest("v1")
+			config := filepath.Join(r.dir, "config")
+			env := []string{"XDG_CONFIG_HOME=" + config, "OMNIDEV_TRUST_ALL="}
+			doctor := func() string {
+				out, _ := r.command([]string{"doctor"}, env...).CombinedOutput()
+				return string(out)
+			}
+			out := doctor()
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatalf("the server of an unapproved definition ran:\n%s", out)
+			}
+			if want := "omnidev --dir " + r.root + " trust"; !strings.Contains(out, want) {
+				t.Errorf("doctor does not say how to approve (%q):\n%s", want, out)
+			}
+			if out, err := r.command([]string{"trust"}, env...).CombinedOutput(); err == nil || !strings.Contains(string(out), "NOT approved") || !strings.Contains(string(out), "/bin/sh") {
+				t.Errorf("trust without --yes and without a terminal: %v\n%s", err, out)
+			}
+			if out, err := r.command([]string{"trust", "--yes"}, env...).CombinedOutput(); err != nil || !strings.Contains(string(out), "approved cloned") {
+				t.Fatalf("trust --yes: %v\n%s", err, out)
+			}
+			if stored, err := os.ReadFile(filepath.Join(config, "omnidev", "trust.json")); err != nil || strings.Contains(string(stored), "/bin/sh") {
+				t.Errorf("the approval store (%v) must hold hashes, not definitions:\n%s", err, stored)
+			}
+			doctor()
+			if _, err := os.Stat(marker); err != nil {
+				t.Errorf("the approved server did not run: %v", err)
+			}
+			os.Remove(marker)
+			manifest("v2")
+			out = doctor()
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("a changed definition ran without a new approval:\n%s", out)
+			}
+		})
+	}
+}
