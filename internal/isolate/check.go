@@ -3,6 +3,7 @@ package isolate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +38,21 @@ func protections(isolation string, network bool, p *Policy) []Protection {
 		}
 		return "", false
 	}
+	// layer is a wall that is named in the isolation itself
+	// ("namespaces+landlock+seccomp") when it holds.
+	layer := func(name, detail string) Protection {
+		if !namespaces {
+			return Protection{name, NotEnforced, why}
+		}
+		if reason, ok := missing(name); ok {
+			return Protection{name, NotEnforced, reason}
+		}
+		walls, _, _ := strings.Cut(isolation, ";")
+		if !slices.Contains(strings.Split(walls, "+"), name) {
+			return Protection{name, NotEnforced, "not reported by the run"}
+		}
+		return Protection{name, Enforced, detail}
+	}
 	state := func(name, detail string) Protection {
 		switch {
 		case !namespaces:
@@ -55,8 +71,12 @@ func protections(isolation string, network bool, p *Policy) []Protection {
 		out = append(out, state("filesystem", "host read-only; worktree writable except .git, .omni (but .omni/state) and the committed config; empty private /tmp, $TMPDIR and home"))
 	}
 	out = append(out,
-		state("processes", "PID namespace: everything a run starts dies with it, and with the server"),
-		state("/proc", "shows only the run's own processes"))
+		state("processes", "PID namespace and a session of its own: everything a run starts dies with it, and with the server; no terminal to type into"),
+		state("/proc", "shows only the run's own processes; kernel settings (/proc/sys) read-only, kernel memory and keys hidden"))
+	if p != nil && p.Filesystem {
+		out = append(out, layer("landlock", "filesystem rules enforced a second time by the kernel: reads only of the system, the runtime's folders and the repository; writes only to the worktree, the private temporary folders and the writable paths"))
+	}
+	out = append(out, layer("seccomp", "denied: keyrings, ptrace, eBPF, perf, userfaultfd, io_uring, mounts, new namespaces, kernel modules, TIOCSTI; with network = false, sockets but Unix ones"))
 	if network {
 		out = append(out, Protection{"network off", Off, "network = true: programs reach the network, loopback included"})
 	} else {
