@@ -38,7 +38,7 @@ type Relay interface {
 	// BeginRun registers a run: env goes into its program's environment,
 	// progress receives its calls' progress messages, and end cancels its
 	// calls still in flight.
-	BeginRun(ctx context.Context, progress func(string)) (env []string, end func())
+	BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte) (env []string, end func())
 	Close() error
 }
 
@@ -52,11 +52,13 @@ type noRelay struct{}
 
 var errNoRelay = errors.New("this omnidev has no MCP client to start wrapped servers with")
 
-func (noRelay) Listen(string, string) error                               { return nil }
-func (noRelay) Sync(map[string]*capability.MCPServer, bool)               {}
-func (noRelay) Ensure(context.Context, []string)                          {}
-func (noRelay) BeginRun(context.Context, func(string)) ([]string, func()) { return nil, func() {} }
-func (noRelay) Close() error                                              { return nil }
+func (noRelay) Listen(string, string) error                 { return nil }
+func (noRelay) Sync(map[string]*capability.MCPServer, bool) {}
+func (noRelay) Ensure(context.Context, []string)            {}
+func (noRelay) BeginRun(context.Context, func(string), func([]byte) []byte) ([]string, func()) {
+	return nil, func() {}
+}
+func (noRelay) Close() error { return nil }
 func (noRelay) State(string) ([]capability.Tool, bool, bool, error) {
 	return nil, false, true, errNoRelay
 }
@@ -210,8 +212,9 @@ func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, co
 		return nil, progress, func() {}
 	}
 	e.relay.Ensure(ctx, ids)
+	redact := redactor(secrets(reg))
 	if progress == nil {
-		env, end = e.relay.BeginRun(ctx, nil)
+		env, end = e.relay.BeginRun(ctx, nil, redact)
 		return env, nil, end
 	}
 	// The executor's reports and the servers' come from different
@@ -232,7 +235,7 @@ func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, co
 	}
 	env, end = e.relay.BeginRun(ctx, func(msg string) {
 		guarded(execute.Progress{Elapsed: time.Since(started), Message: msg})
-	})
+	}, redact)
 	return env, guarded, end
 }
 

@@ -68,7 +68,7 @@ func protections(isolation string, network bool, p *Policy) []Protection {
 	if p != nil && !p.Filesystem {
 		out = append(out, Protection{"filesystem", Off, `[sandbox] filesystem = "host": programs can write anywhere this user can`})
 	} else {
-		out = append(out, state("filesystem", "host read-only; worktree writable except .git, .omni (but .omni/state) and the committed config; empty private /tmp, $TMPDIR and home"))
+		out = append(out, state("filesystem", "system folders read-only; worktree writable except .git, omni/, .omni (but .omni/state) and config files, present or not; empty private /tmp, $TMPDIR, home, /run and /var"))
 	}
 	out = append(out,
 		state("processes", "PID namespace and a session of its own: everything a run starts dies with it, and with the server; no terminal to type into"),

@@ -47,7 +47,10 @@ type run struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	progress func(string)
-	conns    map[net.Conn]bool
+	// redact rewrites every line the program gets back: the values of
+	// secrets a server may hand back (an "env" tool) are removed.
+	redact func([]byte) []byte
+	conns  map[net.Conn]bool
 }
 
 // BeginRun registers a run and returns the variables (tsgen.EnvSocket, tsgen.EnvToken)
@@ -55,10 +58,11 @@ type run struct {
 // Listen. end cancels the run's calls still in flight (the servers get
 // notifications/cancelled) and closes its connections. progress, if set,
 // receives the wrapped servers' progress messages of the run's calls.
-func (r *Relay) BeginRun(ctx context.Context, progress func(string)) (env []string, end func()) {
+// redact, if set, rewrites each answer line before the program gets it.
+func (r *Relay) BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte) (env []string, end func()) {
 	token := rand.Text()
 	ctx, cancel := context.WithCancel(ctx)
-	rn := &run{ctx: ctx, cancel: cancel, progress: progress, conns: make(map[net.Conn]bool)}
+	rn := &run{ctx: ctx, cancel: cancel, progress: progress, redact: redact, conns: make(map[net.Conn]bool)}
 	r.runs.mu.Lock()
 	if r.runs.byToken == nil {
 		r.runs.byToken = make(map[string]*run)
@@ -198,7 +202,11 @@ func (r *Relay) serveConn(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReaderSize(c, 64<<10)
 	var mu sync.Mutex // one answer written at a time
+	var redact func([]byte) []byte
 	write := func(data []byte) {
+		if redact != nil {
+			data = redact(data)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		c.Write(data)
@@ -221,6 +229,7 @@ func (r *Relay) serveConn(c net.Conn) {
 		write(errorLine(nil, &CallError{Message: "the relay does not know this run; wrapped tools can be called only from a program omnidev runs"}))
 		return
 	}
+	redact = rn.redact
 	ctx, cancel := context.WithCancel(rn.ctx)
 	defer cancel() // the program is gone: its calls in flight are cancelled
 	for {
