@@ -2,8 +2,11 @@ package capability
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -232,6 +235,62 @@ func TestFrontmatterSyntaxErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := ParseFrontmatter([]byte(tt.in))
 			checkErr(t, err, tt.want)
+		})
+	}
+}
+
+// TestParseFrontmatterRealSkills reads SKILL.md files taken from public
+// repositories (see testdata/skills/SOURCES.md).
+func TestParseFrontmatterRealSkills(t *testing.T) {
+	tests := []struct {
+		file            string
+		wantName        string
+		wantDescription string // its start
+		wantFields      []string
+	}{
+		{
+			file:            "debugging-cypress-artifacts.md",
+			wantName:        "debugging-cypress-artifacts",
+			wantDescription: "Debugs Cypress bugs that only reproduce in packaged artifacts (cli/build CLI plus binary-package output), not yarn dev. Covers",
+			wantFields:      []string{"description", "name"},
+		},
+		{
+			file:            "snyk-vulnerabilities.md",
+			wantName:        "snyk-vulnerabilities",
+			wantDescription: "Triage, fix, and validate high-severity Snyk package vulnerabilities in a monorepo.",
+			wantFields:      []string{"description", "metadata", "name"},
+		},
+		{
+			file:            "vercel-deploy.md",
+			wantName:        "vercel-deploy",
+			wantDescription: "Build and deploy web UI projects (React, Vue, Svelte, Next.js, etc.) to Vercel",
+			wantFields:      []string{"description", "metadata", "name"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "skills", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fm, start, err := parseFrontmatter(string(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, err1 := fm.text("name")
+			desc, err2 := fm.text("description")
+			if err := cmp.Or(err1, err2); err != nil {
+				t.Fatal(err)
+			}
+			if name != tt.wantName || !strings.HasPrefix(desc, tt.wantDescription) || strings.HasSuffix(desc, "\n") {
+				t.Errorf("name %q, description %q; want %q and a description starting %q", name, desc, tt.wantName, tt.wantDescription)
+			}
+			if got := slices.Sorted(maps.Keys(fm.fields)); !slices.Equal(got, tt.wantFields) {
+				t.Errorf("fields %q, want %q", got, tt.wantFields)
+			}
+			if body := string(data[start:]); !strings.HasPrefix(body, "\n# ") {
+				t.Errorf("body starts %q, want the first heading", body[:min(len(body), 20)])
+			}
 		})
 	}
 }
