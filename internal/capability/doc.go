@@ -13,6 +13,14 @@
 // doc is recorded as a Problem and left out, so one mistake never hides the
 // rest.
 //
+// SKILL.md frontmatter is YAML, parsed by github.com/goccy/go-yaml, chosen for
+// its errors: the line and column of the token at fault. The fields are read
+// from its syntax tree, not through its decoder, which reads version: 1.10
+// (even tagged !!str) into a string field as "1.1" and expands aliases
+// without a bound. Its parse time grows with the square of the nesting depth
+// (about 240 ms for the deepest 16 KiB frontmatter, BenchmarkParseFrontmatter),
+// which is what sets maxFrontmatterBytes.
+//
 // What the package must never do:
 //   - modify a Registry after Load has returned it: it is shared by
 //     concurrent requests without locks;

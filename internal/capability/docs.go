@@ -138,12 +138,18 @@ func (l *capLoader) skill(dir string) (Skill, bool) {
 		l.problem(rel, err.Error())
 		return Skill{}, false
 	}
-	fields := fm.fields
-	if fields == nil {
+	if fm.fields == nil {
 		l.problem(rel, "no frontmatter; start the file with a --- block holding name and description")
 		return Skill{}, false
 	}
-	name, desc := strings.TrimSpace(fields["name"]), strings.TrimSpace(fields["description"])
+	name, errName := fm.text("name")
+	desc, errDesc := fm.text("description")
+	title, errTitle := fm.text("title")
+	if err := cmp.Or(errName, errDesc, errTitle); err != nil {
+		l.problem(rel, err.Error())
+		return Skill{}, false
+	}
+	name, desc = strings.TrimSpace(name), strings.TrimSpace(desc)
 	var missing []string
 	if name == "" {
 		missing = append(missing, "name")
@@ -169,7 +175,7 @@ func (l *capLoader) skill(dir string) (Skill, bool) {
 		Description: desc,
 		Body:        body,
 		Path:        l.rel + "/" + rel,
-		Title:       cmp.Or(strings.TrimSpace(fields["title"]), markdownTitle(body, name)),
+		Title:       cmp.Or(strings.TrimSpace(title), markdownTitle(body, name)),
 		Text:        text,
 		Arguments:   args,
 	}, true

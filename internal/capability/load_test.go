@@ -488,7 +488,7 @@ func TestLoadSkippedFiles(t *testing.T) {
 			name:  "skill with a malformed line",
 			files: map[string]string{"skills/a/SKILL.md": "---\nname: a\noops\n---\n"},
 			path:  dir + "skills/a/SKILL.md",
-			msg:   `frontmatter line 3: expected "key: value"`,
+			msg:   `frontmatter line 3: non-map value is specified; write "key: value"`,
 		},
 		{
 			name: "two skills with the same name",

@@ -7,7 +7,7 @@ import "strings"
 // fenced code blocks and a leading frontmatter block are not titles: a
 // shell comment in a code sample must not name the document.
 func markdownTitle(doc, fallback string) string {
-	if _, start, err := parseFrontmatter(doc); err == nil {
+	if _, start, _, err := splitFrontmatter(doc); err == nil {
 		doc = doc[start:]
 	}
 	var fence string // the opening fence while inside a code block
@@ -99,7 +99,7 @@ var unmark = strings.NewReplacer("**", "", "__", "", "`", "")
 // not paragraphs), with Markdown emphasis and code marks removed, else
 // fallback.
 func markdownSummary(doc, fallback string) string {
-	if _, start, err := parseFrontmatter(doc); err == nil {
+	if _, start, _, err := splitFrontmatter(doc); err == nil {
 		doc = doc[start:]
 	}
 	var para []string
