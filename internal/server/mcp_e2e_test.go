@@ -98,7 +98,10 @@ try { await call("get-structured-content", { location: "Paris" }); } catch (e) {
 try { await call("no-such-tool", {}); } catch (e) { console.log("unknown rejected:", e.code, e.message); }
 console.log("tools", tools.some((t) => t.name === "get-sum" && t.function === "getSum"));
 console.log("secret", process.env.EVERYTHING_TOKEN === undefined && !JSON.stringify(process.env).includes("tok-e2e-123"));
-console.log("server env:", (await call("get-env", {})).text);
+const envText = (await call("get-env", {})).text;
+console.log("server env:", envText);
+// G2: the program itself must not get the value, not only its output.
+console.log("program saw the secret:", envText.includes("tok-e2e-123"));
 `
 	var res struct {
 		ExitCode int    `json:"exit_code"`
@@ -115,6 +118,7 @@ console.log("server env:", (await call("get-env", {})).text);
 		"unknown rejected:",
 		"tools true",
 		"secret true",
+		"program saw the secret: false",
 	} {
 		if !strings.Contains(res.Stdout, want) {
 			t.Errorf("stdout lacks %q\nstdout:\n%s\nstderr:\n%s", want, res.Stdout, res.Stderr)
