@@ -80,6 +80,10 @@ var systemHidden = []string{"/run", "/var", "/home", "/root", "/srv", "/mnt", "/
 // how root changes the kernel.
 var systemReadable = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap", "/proc", "/sys", "/dev"}
 
+// resolverFiles are what name resolution reads, which may be links into
+// /run.
+var resolverFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"}
+
 // devFiles are the device files a program may open for writing.
 var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
@@ -123,6 +127,21 @@ func planView(prog Program, p *Policy, masks, runtimePaths []string) view {
 			v.ReadOnly = append(v.ReadOnly, b.Path)
 		default:
 			v.ReadOnly = append(v.ReadOnly, b.Path)
+		}
+	}
+	// With the network on, the resolver's files stay readable where they
+	// lead into a hidden folder (/etc/resolv.conf into /run with
+	// systemd-resolved).
+	if prog.Network {
+		for _, f := range resolverFiles {
+			real, err := filepath.EvalSymlinks(f)
+			if err != nil || real == f || !under(real, v.Tmpfs) {
+				continue
+			}
+			if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+				v.Binds = append(v.Binds, bind{Path: real})
+				v.ReadOnly = append(v.ReadOnly, real)
+			}
 		}
 	}
 	// The protected paths come after every writable bind, so that none can
@@ -193,6 +212,9 @@ func resolveBind(path, root, realRoot string, writable bool) (b bind, problem st
 	}
 	if under(path, []string{root}) || under(real, []string{realRoot}) {
 		rel, err := filepath.Rel(root, path)
+		if writable && rel == "." {
+			return bind{}, "" // writable already
+		}
 		if err != nil || real != filepath.Join(realRoot, rel) {
 			return bind{}, fmt.Sprintf("[sandbox] %s path %s goes through a symbolic link inside the repository; it is not bound: name the folder it leads to", key, path)
 		}
@@ -352,7 +374,7 @@ func RuntimePaths(runtime string, env []string) (paths, refused []string) {
 		paths = append(paths, p)
 	}
 	if real, err := filepath.EvalSymlinks(runtime); err == nil {
-		add(packageRoot(filepath.Dir(real)), slices.Contains(serverPath, filepath.Dir(runtime)), "the runtime's path")
+		add(packagesOf(packageRoot(filepath.Dir(real))), slices.Contains(serverPath, filepath.Dir(runtime)), "the runtime's path")
 	}
 	for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
 		add(dir, slices.Contains(serverPath, dir), "PATH")
@@ -385,6 +407,18 @@ func packageRoot(dir string) string {
 			break
 		}
 		d = parent
+	}
+	return dir
+}
+
+// packagesOf returns the node_modules folder holding the package at dir,
+// else dir: an npm package loads its dependencies from beside it (tsx its
+// esbuild), so its siblings must be readable too.
+func packagesOf(dir string) string {
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == "node_modules" {
+			return d
+		}
 	}
 	return dir
 }

@@ -144,18 +144,18 @@ func TestRuntimePaths(t *testing.T) {
 		{
 			name: "what the server's environment names is shown",
 			env:  []string{"HOME=" + home, "PATH=" + bunBin + ":relative:/nonexistent"},
-			want: []string{filepath.Join(base, "pkg/node_modules/tool"), bunBin, filepath.Join(home, ".bun")},
+			want: []string{filepath.Join(base, "pkg/node_modules"), bunBin, filepath.Join(home, ".bun")},
 		},
 		{
 			name:        "a hidden folder named by the configuration is refused (E4)",
 			env:         []string{"HOME=" + home, "PATH=" + bunBin, "DENO_DIR=" + filepath.Join(home, ".ssh"), "BUN_INSTALL=" + filepath.Join(home, ".ssh")},
-			want:        []string{filepath.Join(base, "pkg/node_modules/tool"), bunBin},
+			want:        []string{filepath.Join(base, "pkg/node_modules"), bunBin},
 			wantRefused: 2,
 		},
 		{
 			name: "a folder the view does not hide may come from the configuration",
 			env:  []string{"HOME=" + home, "PATH=" + bunBin, "BUN_INSTALL=/usr/lib"},
-			want: []string{filepath.Join(base, "pkg/node_modules/tool"), bunBin, "/usr/lib"},
+			want: []string{filepath.Join(base, "pkg/node_modules"), bunBin, "/usr/lib"},
 		},
 	}
 	for _, tt := range tests {
@@ -168,5 +168,84 @@ func TestRuntimePaths(t *testing.T) {
 				t.Errorf("refused = %q, want %d", refused, tt.wantRefused)
 			}
 		})
+	}
+}
+
+func TestPlanViewRefusesRetargetedPaths(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	outside := filepath.Join(base, "outside")
+	mkdirs(t, root, "omni/capabilities", "real/bin", "data")
+	mkdirs(t, outside, "bin")
+	if err := os.Symlink(outside, filepath.Join(root, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Filesystem: true, Writable: []string{
+		filepath.Join(root, "tools/bin"),         // through a symlink in the repository (E7)
+		filepath.Join(root, "omni/capabilities"), // inside a protected path
+		root,                                     // holds the protected paths
+		filepath.Join(root, "data"),              // fine
+	}}
+	v := planView(Program{Root: root}, &p, nil, nil)
+	var writable []string
+	for _, b := range v.Binds {
+		if b.Writable {
+			writable = append(writable, b.Path)
+		}
+	}
+	if want := []string{root, filepath.Join(root, "data"), filepath.Join(root, ".omni/state")}; !slices.Equal(writable[:2], want[:2]) || len(writable) != 2 {
+		t.Errorf("writable binds = %v, want %v (no .omni/state: it does not exist)", writable, want[:2])
+	}
+	if len(v.Refused) != 2 {
+		t.Errorf("refused = %q, want 2", v.Refused)
+	}
+	var guardedPaths []string
+	for _, g := range v.Guarded {
+		guardedPaths = append(guardedPaths, g.Path)
+	}
+	if want := []string{filepath.Join(root, ".git"), filepath.Join(root, ".omni"), filepath.Join(root, "omni.toml")}; !reflect.DeepEqual(want, guardedPaths) {
+		t.Errorf("guarded = %v, want the absent protected paths %v", guardedPaths, want)
+	}
+}
+
+func TestGuard(t *testing.T) {
+	root := t.TempDir()
+	mkdirs(t, root, ".omni/state")
+	shared := filepath.Join(root, "shared.toml")
+	if err := os.WriteFile(shared, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, filepath.Join(root, "omni.toml")); err != nil {
+		t.Fatal(err)
+	}
+	planned := []guarded{guardOf(filepath.Join(root, "omni")), guardOf(filepath.Join(root, "omni.toml")), guardOf(filepath.Join(root, ".git"))}
+	// What a run did: created omni/ with a config in it, left unreadable,
+	// and pointed omni.toml elsewhere.
+	mkdirs(t, root, "omni/capabilities/evil")
+	os.WriteFile(filepath.Join(root, "omni/config.toml"), []byte("[sandbox]\nfilesystem = \"host\"\n"), 0o644)
+	os.Chmod(filepath.Join(root, "omni/capabilities"), 0)
+	defer os.Chmod(filepath.Join(root, "omni/capabilities"), 0o755)
+	os.Remove(filepath.Join(root, "omni.toml"))
+	os.Symlink("/etc/passwd", filepath.Join(root, "omni.toml"))
+
+	notices := guard(root, planned)
+	if len(notices) != 2 {
+		t.Errorf("notices = %q, want one for omni and one for omni.toml", notices)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "omni")); !os.IsNotExist(err) {
+		t.Errorf("omni/ is still there: %v", err)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "omni.toml")); got != shared {
+		t.Errorf("omni.toml leads to %q, want %q", got, shared)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git")); !os.IsNotExist(err) {
+		t.Errorf(".git appeared: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(root, ".omni", "quarantine"))
+	if len(entries) != 2 {
+		t.Errorf("quarantine holds %d entries, want 2", len(entries))
+	}
+	if again := guard(root, planned); len(again) != 0 {
+		t.Errorf("a second look found %q; the paths are as planned", again)
 	}
 }

@@ -505,3 +505,28 @@ func TestTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimesUnderWalls checks that each runtime starts and runs a
+// program that imports a capability and writes to the worktree under
+// Landlock and seccomp, as root and as an ordinary user.
+func TestRuntimesUnderWalls(t *testing.T) {
+	for _, id := range identities() {
+		for _, rt := range []string{"bun", "node", "deno"} {
+			t.Run(id.name+"/"+rt, func(t *testing.T) {
+				files := escapeFiles(false, nil)
+				files["omni/config.toml"] += fmt.Sprintf("runtime = %q\n", rt)
+				r := newEscapeRepo(t, id, files)
+				out := r.exec(`import { writeFileSync, readFileSync } from "node:fs";
+import { hello } from "notes";
+writeFileSync("out.txt", hello());
+console.log("read back", readFileSync("out.txt", "utf8"));`, 2*time.Minute)
+				if out.ExitCode != 0 || !strings.Contains(out.Stdout, "read back hi") {
+					t.Errorf("%s under the walls: %+v", rt, out)
+				}
+				if !strings.HasPrefix(out.Isolation, "namespaces+landlock+seccomp") {
+					t.Errorf("isolation = %q", out.Isolation)
+				}
+			})
+		}
+	}
+}
