@@ -58,6 +58,7 @@ type rawSandbox struct {
 	Network        *bool     `toml:"network"`
 	EnvPassthrough *[]string `toml:"env_passthrough"`
 	Filesystem     *string   `toml:"filesystem"`
+	Isolation      *string   `toml:"isolation"`
 	Writable       []string  `toml:"writable"`
 	Readable       []string  `toml:"readable"`
 	Memory         any       `toml:"memory"` // "2GiB" or a number of bytes

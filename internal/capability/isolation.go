@@ -13,6 +13,12 @@ import (
 const (
 	FilesystemIsolated = "isolated"
 	FilesystemHost     = "host"
+	// The modes of [sandbox] isolation: auto takes namespaces where the
+	// kernel allows them, else Landlock and seccomp.
+	IsolationAuto       = "auto"
+	IsolationNamespaces = "namespaces"
+	IsolationLandlock   = "landlock"
+	IsolationNone       = "none"
 	DefaultMemoryBytes = 2 << 30
 	DefaultProcesses   = 256
 	// minMemoryBytes and minProcesses are below what a runtime needs to
@@ -26,6 +32,7 @@ const (
 // isolationConfig holds the [sandbox] isolation values a file sets.
 type isolationConfig struct {
 	filesystem         *string
+	mode               *string
 	writable, readable []string
 	memory             *int64
 	processes          *int
@@ -41,6 +48,14 @@ func (raw *rawSandbox) validateIsolation(errs []error) (isolationConfig, []error
 			c.filesystem = raw.Filesystem
 		default:
 			errs = append(errs, fmt.Errorf(`[sandbox] filesystem %q is not supported; use "isolated" (the default) or "host" (no filesystem isolation)`, *raw.Filesystem))
+		}
+	}
+	if raw.Isolation != nil {
+		switch *raw.Isolation {
+		case IsolationAuto, IsolationNamespaces, IsolationLandlock, IsolationNone:
+			c.mode = raw.Isolation
+		default:
+			errs = append(errs, fmt.Errorf(`[sandbox] isolation %q is not supported; use "auto" (the default: namespaces where the kernel allows them, else Landlock and seccomp), "namespaces", "landlock" or "none"`, *raw.Isolation))
 		}
 	}
 	for _, list := range []struct {
@@ -82,6 +97,7 @@ func (raw *rawSandbox) validateIsolation(errs []error) (isolationConfig, []error
 // merge lays local over c: scalars override, the path lists extend.
 func (c *isolationConfig) merge(local isolationConfig) {
 	override(&c.filesystem, local.filesystem)
+	override(&c.mode, local.mode)
 	override(&c.memory, local.memory)
 	override(&c.processes, local.processes)
 	c.writable = slices.Concat(c.writable, local.writable)
@@ -94,6 +110,10 @@ func (c isolationConfig) resolve(out *Sandbox) {
 	out.Filesystem = FilesystemIsolated
 	if c.filesystem != nil {
 		out.Filesystem = *c.filesystem
+	}
+	out.Isolation = IsolationAuto
+	if c.mode != nil {
+		out.Isolation = *c.mode
 	}
 	out.MemoryBytes = DefaultMemoryBytes
 	if ram := totalRAM(); ram > 0 && ram < out.MemoryBytes {

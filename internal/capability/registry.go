@@ -169,6 +169,9 @@ type Sandbox struct {
 	MaxOutputBytes int
 	Network        bool
 	EnvPassthrough []string
+	// Isolation is the mode of isolation: IsolationAuto (the default),
+	// IsolationNamespaces, IsolationLandlock or IsolationNone.
+	Isolation string
 	// Filesystem is FilesystemIsolated, or FilesystemHost to leave the
 	// host's filesystem as it is.
 	Filesystem string

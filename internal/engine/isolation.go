@@ -11,6 +11,7 @@ import (
 // policy is what contains a run under the [sandbox] settings.
 func policy(cfg capability.Sandbox) *isolate.Policy {
 	return &isolate.Policy{
+		Mode:        cfg.Isolation,
 		Filesystem:  cfg.Filesystem != capability.FilesystemHost,
 		Writable:    cfg.Writable,
 		Readable:    cfg.Readable,

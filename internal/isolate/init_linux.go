@@ -32,6 +32,9 @@ func Init() int {
 	// Capabilities and the bounding set belong to a thread: the one that
 	// drops them must be the one that forks the runtime.
 	runtime.LockOSThread()
+	if len(os.Args) > 1 && os.Args[1] == WallArg {
+		return wallMain()
+	}
 	// First of all, so that the server's death from now on kills us (and
 	// with us the namespace); a death before it is seen below.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
@@ -47,6 +50,9 @@ func Init() int {
 	dec := json.NewDecoder(specF)
 	if err := dec.Decode(&spec); err != nil {
 		return fail(exitSetup, "read the sandbox spec: %v", err)
+	}
+	if spec.Mode == ModeLandlock {
+		return initLandlock(spec, dec, specF, status)
 	}
 	if parentGone(specFD) {
 		return exitSetup
@@ -317,6 +323,11 @@ func dropPrivileges() error {
 	var caps [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &caps[0]); err != nil {
 		return fmt.Errorf("read capabilities: %w", err)
+	}
+	if caps[0].Permitted == 0 && caps[1].Permitted == 0 && caps[0].Inheritable == 0 && caps[1].Inheritable == 0 {
+		// Nothing to drop (an ordinary user outside namespaces, where
+		// securebits need the capability they would take away).
+		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	}
 	caps[0].Inheritable, caps[1].Inheritable = 0, 0
 	if err := unix.Capset(&hdr, &caps[0]); err != nil {

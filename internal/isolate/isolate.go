@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -13,8 +14,14 @@ import (
 const InitArg = "__omnidev_sandbox"
 
 // IsInit reports whether a process started with args (os.Args) is the
-// sandbox's init.
-func IsInit(args []string) bool { return len(args) > 1 && args[1] == InitArg }
+// sandbox's init, or the step of the Landlock mode that raises the walls:
+// Init serves both.
+func IsInit(args []string) bool {
+	return len(args) > 1 && (args[1] == InitArg || args[1] == wallArg)
+}
+
+// wallArg is WallArg where the Landlock mode exists (see the Linux files).
+const wallArg = "__omnidev_sandbox_wall"
 
 // InitOr runs this process as the sandbox's init when IsInit says so, and
 // run otherwise; it returns the exit code. It is for TestMain functions
@@ -53,6 +60,24 @@ func HelperMain(args []string) int {
 	return 2
 }
 
+// Modes of isolation (Policy.Mode).
+const (
+	// ModeAuto is namespaces where the kernel allows them, else Landlock.
+	ModeAuto = "auto"
+	// ModeNamespaces is user, mount, PID, IPC, UTS (and network)
+	// namespaces, with Landlock and seccomp inside.
+	ModeNamespaces = "namespaces"
+	// ModeLandlock is Landlock and seccomp without namespaces, for
+	// machines that refuse unprivileged user namespaces.
+	ModeLandlock = "landlock"
+	// ModeNone runs the program on the host, in a session of its own.
+	ModeNone = "none"
+)
+
+// ErrIsolation is returned when a run cannot be contained as its policy
+// asks and the error says what to change.
+var ErrIsolation = errors.New("isolation unavailable")
+
 // ErrNetworkIsolation is returned when a program must run without network
 // and the kernel refuses the namespaces that would cut it off.
 var ErrNetworkIsolation = errors.New("network isolation unavailable")
@@ -60,6 +85,9 @@ var ErrNetworkIsolation = errors.New("network isolation unavailable")
 // Policy is what a run may do. A nil *Policy runs the program on the host,
 // in its own process group only.
 type Policy struct {
+	// Mode is how a run is contained: ModeAuto (also ""), ModeNamespaces,
+	// ModeLandlock or ModeNone.
+	Mode string
 	// Filesystem false leaves the host's filesystem as it is ([sandbox]
 	// filesystem = "host"); the other protections stay.
 	Filesystem bool
@@ -118,7 +146,20 @@ type Protection struct {
 // layers that held ("namespaces+landlock+seccomp"), then what is not
 // enforced.
 func isolation(walls, notEnforced []string) string {
-	s := strings.Join(append([]string{"namespaces"}, walls...), "+")
+	return render("namespaces", walls, "", notEnforced)
+}
+
+// landlockIsolation renders the Report.Isolation of a run in the Landlock
+// mode: "landlock+seccomp: <why>; not enforced: ...".
+func landlockIsolation(walls []string, why string, notEnforced []string) string {
+	return render("", walls, why, notEnforced)
+}
+
+func render(first string, walls []string, why string, notEnforced []string) string {
+	s := strings.Join(slices.DeleteFunc(append([]string{first}, walls...), func(w string) bool { return w == "" }), "+")
+	if why != "" {
+		s += ": " + why
+	}
 	if len(notEnforced) == 0 {
 		return s
 	}

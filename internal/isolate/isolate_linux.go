@@ -30,6 +30,16 @@ type Isolator struct {
 	once        sync.Once
 	masks       []string
 	cgroups     cgroupHost
+	// nsRefused says why the kernel refused user namespaces, once it did:
+	// in the auto mode, later runs go straight to the Landlock mode.
+	nsMu      sync.Mutex
+	nsRefused string
+}
+
+func (iso *Isolator) refused() string {
+	iso.nsMu.Lock()
+	defer iso.nsMu.Unlock()
+	return iso.nsRefused
 }
 
 // selfInit is the running binary, as the init.
@@ -95,7 +105,10 @@ func (iso *Isolator) learn() {
 // initSpec is what the parent tells the init first, as JSON on fd 3: what
 // to set up. The init does so at once, then waits for a launchSpec.
 type initSpec struct {
-	// View is nil with filesystem = "host": only /proc is replaced.
+	// Mode is ModeLandlock for the Landlock mode, else empty (namespaces).
+	Mode string `json:"mode,omitempty"`
+	// View is nil with filesystem = "host": only /proc is replaced. In the
+	// Landlock mode only its rules are used.
 	View *view `json:"view,omitempty"`
 	// Network false denies sockets of every family but AF_UNIX (seccomp).
 	Network bool `json:"network"`
@@ -151,6 +164,9 @@ type Run struct {
 	guarded []guarded
 	// walls are the layers the init reported holding ("landlock", "seccomp").
 	walls []string
+	// mode is ModeLandlock for a run of the Landlock mode, why says why
+	// that mode, and private is the run's own folder (TMPDIR and HOME).
+	mode, why, private string
 }
 
 // Prepare returns the run of prog under p (nil p: on the host, which the
@@ -161,6 +177,20 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		return hostRun(prog, "isolation is off"), nil
 	}
 	iso.learn()
+	switch p.Mode {
+	case ModeNone:
+		if !prog.Network {
+			return nil, fmt.Errorf(`%w: [sandbox] isolation = "none" cannot keep a program off the network; set network = true or choose another isolation`, ErrNetworkIsolation)
+		}
+		return hostRun(prog, `[sandbox] isolation = "none"`), nil
+	case ModeLandlock:
+		return iso.prepareLandlock(prog, p, `[sandbox] isolation = "landlock"`)
+	case ModeNamespaces:
+	default:
+		if why := iso.refused(); why != "" {
+			return iso.prepareLandlock(prog, p, why)
+		}
+	}
 	spec := initSpec{Network: prog.Network}
 	r := &Run{iso: iso, policy: p, isolated: true, root: prog.Root}
 	if p.Filesystem {
@@ -182,17 +212,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 	// Everything the init sets up before it knows the program: a run
 	// prepared in advance serves a later one with the same key.
 	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", data, prog.Network, p.MemoryBytes, p.Processes)
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("create sandbox pipe: %w", err)
+	if err := r.pipes(); err != nil {
+		return nil, err
 	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		specR.Close()
-		specW.Close()
-		return nil, fmt.Errorf("create sandbox pipe: %w", err)
-	}
-	r.specW, r.statusR, r.childEnds = specW, statusR, []*os.File{specR, statusW}
 
 	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 	if !prog.Network {
@@ -225,6 +247,22 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		},
 	}
 	return r, nil
+}
+
+// pipes creates the init's spec and status pipes.
+func (r *Run) pipes() error {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("create sandbox pipe: %w", err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return fmt.Errorf("create sandbox pipe: %w", err)
+	}
+	r.specW, r.statusR, r.childEnds = specW, statusR, []*os.File{specR, statusW}
+	return nil
 }
 
 // Linux capability numbers (linux/capability.h).
@@ -271,7 +309,12 @@ func hostRun(prog Program, reason string) *Run {
 }
 
 // Discard releases a run that was never started.
-func (r *Run) Discard() { r.closeAll() }
+func (r *Run) Discard() {
+	r.closeAll()
+	if r.private != "" {
+		os.RemoveAll(r.private)
+	}
+}
 
 // Cmd returns the command to start.
 func (r *Run) Cmd() *exec.Cmd { return r.cmd }
@@ -282,10 +325,19 @@ func (r *Run) Cmd() *exec.Cmd { return r.cmd }
 // was not isolated anyway, or the network must be off, which only a
 // namespace does.
 func (r *Run) Fallback(prog Program, err error) (*Run, bool) {
-	if !r.isolated || !isNamespaceRefusal(err) {
+	if !r.isolated || r.mode == ModeLandlock || !isNamespaceRefusal(err) {
 		return nil, false
 	}
 	r.closeAll()
+	if r.policy.Mode != ModeNamespaces && landlockABI() >= 2 {
+		why := userNamespaceRefusal(err)
+		r.iso.nsMu.Lock()
+		r.iso.nsRefused = why
+		r.iso.nsMu.Unlock()
+		if run, lerr := r.iso.prepareLandlock(prog, r.policy, why); lerr == nil {
+			return run, true
+		}
+	}
 	if !prog.Network {
 		return nil, false
 	}
@@ -363,7 +415,11 @@ func (r *Run) Launch(prog Program) error {
 		r.inherits = true
 	default:
 	}
-	data, err := json.Marshal(launchSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir, Env: prog.Env})
+	env := prog.Env
+	if r.private != "" {
+		env = setenv(setenv(env, "TMPDIR", filepath.Join(r.private, "tmp")), "HOME", filepath.Join(r.private, "home"))
+	}
+	data, err := json.Marshal(launchSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir, Env: env})
 	if err != nil {
 		return fmt.Errorf("encode the program to launch: %w", err)
 	}
@@ -432,6 +488,11 @@ func (r *Run) Signal(sig syscall.Signal) {
 // PID namespace with it; on the host, the process group is killed. Call it
 // before reaping the command, so the group's id cannot have been reused.
 func (r *Run) Kill() {
+	if r.mode == ModeLandlock {
+		// Outside namespaces the init's death takes nothing with it: its
+		// descendants go first, setsid ones included.
+		killDescendants(r.cmd.Process.Pid, false)
+	}
 	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 }
 
@@ -451,6 +512,10 @@ func (r *Run) Finish() Report {
 	}
 	notices := guard(r.root, r.guarded)
 	rep := Report{Isolation: isolation(r.walls, r.notEnforced)}
+	if r.mode == ModeLandlock {
+		rep.Isolation = landlockIsolation(r.walls, r.why, r.notEnforced)
+		go os.RemoveAll(r.private)
+	}
 	if r.cg != nil {
 		rep.OutOfMemory = r.cg.oomKilled()
 		if rep.OutOfMemory {

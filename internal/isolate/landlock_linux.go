@@ -5,6 +5,8 @@ package isolate
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
@@ -65,9 +67,25 @@ func restrictPaths(v *view) error {
 		return landlock.Config{Scoped: cfg.Scoped}.BestEffort().RestrictScoped()
 	}
 	c := landlock.Config{HandledAccessFS: cfg.HandledAccessFS, Scoped: cfg.Scoped}.BestEffort()
+	// A rule on a file may only grant a file's rights.
+	roDirs, roFiles := splitFiles(v.ReadOnly)
+	rwDirs, rwFiles := splitFiles(v.ReadWrite)
 	return c.Restrict(
-		landlock.RODirs(v.ReadOnly...).IgnoreIfMissing(),
-		landlock.RWDirs(v.ReadWrite...).WithRefer().IgnoreIfMissing(),
-		landlock.RWFiles(v.DevFiles...).IgnoreIfMissing(),
+		landlock.RODirs(roDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
+		landlock.RWDirs(rwDirs...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(slices.Concat(rwFiles, v.DevFiles, v.WriteFiles)...).IgnoreIfMissing(),
 	)
+}
+
+// splitFiles parts paths into folders and everything else.
+func splitFiles(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }

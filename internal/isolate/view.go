@@ -32,7 +32,10 @@ type view struct {
 	// device files it may read and write.
 	ReadOnly  []string `json:"read_only"`
 	ReadWrite []string `json:"read_write"`
-	DevFiles  []string `json:"dev_files"`
+	// WriteFiles are single files a program may change (the Landlock
+	// mode's files at the repository's top level).
+	WriteFiles []string `json:"write_files,omitempty"`
+	DevFiles   []string `json:"dev_files"`
 	// Guarded are the protected paths that are absent or symbolic links
 	// when the run is planned: no mount can cover them, so Guard checks
 	// them when the run ends.
@@ -431,6 +434,12 @@ func under(path string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// setenv returns env with name set to value.
+func setenv(env []string, name, value string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	return append(out, name+"="+value)
 }
 
 func getenv(env []string, name string) string {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,18 +22,30 @@ import (
 // reach the kernel directly through Bun's FFI where JavaScript alone would
 // not, as a hostile program would.
 
-// identity is who runs omnidev: the tests' own user, or nobody.
+// identity is who runs omnidev (the tests' own user, or nobody), and in
+// which mode of isolation: namespaces, or Landlock and seccomp alone as
+// where the kernel refuses user namespaces.
 type identity struct {
 	name string
-	uid  int // -1: the tests' own
+	uid  int    // -1: the tests' own
+	mode string // [sandbox] isolation
 }
 
 func identities() []identity {
-	ids := []identity{{"self", -1}}
-	if os.Getuid() == 0 {
-		ids = append(ids, identity{"nobody", 65534})
+	var ids []identity
+	for _, mode := range []string{"namespaces", "landlock"} {
+		ids = append(ids, identity{"self/" + mode, -1, mode})
+		if os.Getuid() == 0 {
+			ids = append(ids, identity{"nobody/" + mode, 65534, mode})
+		}
 	}
 	return ids
+}
+
+// contained reports whether a run's isolation is one of the two modes
+// with all their walls.
+func contained(isolation string) bool {
+	return strings.HasPrefix(isolation, "namespaces+landlock+seccomp") || strings.HasPrefix(isolation, "landlock+seccomp")
 }
 
 // escapeRepo is a scratch repository for one attempt: its own folder (home
@@ -155,9 +168,9 @@ timeout = "20s"
 network = %s
 `
 
-func escapeFiles(network bool, extra map[string]string) map[string]string {
+func escapeFiles(id identity, network bool, extra map[string]string) map[string]string {
 	files := map[string]string{
-		"omni/config.toml":                        fmt.Sprintf(escapeConfig, fmt.Sprint(network)),
+		"omni/config.toml":                        fmt.Sprintf(escapeConfig, fmt.Sprint(network)) + fmt.Sprintf("isolation = %q\n", id.mode),
 		"omni/capabilities/notes/capability.toml": "[capability]\nid = \"notes\"\nname = \"Notes\"\ndescription = \"notes\"\n",
 		"omni/capabilities/notes/index.ts":        "export const hello = () => \"hi\";\n",
 		"omni/capabilities/notes/types.d.ts":      "export declare function hello(): string;\n",
@@ -174,7 +187,7 @@ func TestEscapes(t *testing.T) {
 	for _, id := range identities() {
 		t.Run(id.name, func(t *testing.T) {
 			t.Run("E1 kernel settings through /proc/sys are read-only", func(t *testing.T) {
-				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				before := map[string]string{}
 				for _, p := range []string{"/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness"} {
 					before[p] = fileDigest(t, p)
@@ -192,7 +205,15 @@ for (const p of ["/proc/kcore", "/proc/keys", "/proc/timer_list"]) {
 				if strings.Contains(out.Stdout, "WROTE") || strings.Contains(out.Stdout, "OPENED") {
 					t.Errorf("a kernel setting was writable:\n%s", out.Stdout)
 				}
-				for _, p := range []string{"/proc/kcore", "/proc/keys", "/proc/timer_list"} {
+				// The Landlock mode has the host's /proc, where nothing can be
+				// masked: /proc/keys lists the user's keys (keyctl, which
+				// reads them, is denied) and timer_list the kernel's timers,
+				// as to any process of this user; the docs say so.
+				masked := []string{"/proc/kcore", "/proc/keys", "/proc/timer_list"}
+				if id.mode == "landlock" {
+					masked = masked[:1]
+				}
+				for _, p := range masked {
 					if strings.Contains(out.Stdout, "\n"+p+" ") && !strings.Contains(out.Stdout, "\n"+p+" 0 bytes") {
 						t.Errorf("%s was readable:\n%s", p, out.Stdout)
 					}
@@ -211,7 +232,7 @@ for (const p of ["/proc/kcore", "/proc/keys", "/proc/timer_list"]) {
 					{"omnidev-earlier", ".omni/config.toml"},
 				} {
 					t.Run(layout.name, func(t *testing.T) {
-						files := escapeFiles(false, nil)
+						files := escapeFiles(id, false, nil)
 						cfg := files["omni/config.toml"]
 						caps := map[string]string{}
 						for k, v := range files {
@@ -254,7 +275,7 @@ for (const [n, f] of tries) { try { f(); console.log("done", n); } catch (e: any
 						next := r.exec(`import { writeFileSync } from "node:fs";
 try { writeFileSync("/tmp/omnidev-escape-next", "x"); } catch {}
 console.log("next")`, time.Minute)
-						if !strings.HasPrefix(next.Isolation, "namespaces") {
+						if !contained(next.Isolation) {
 							t.Errorf("the next run is not isolated: %q", next.Isolation)
 						}
 						if _, err := os.Stat("/tmp/omnidev-escape-next"); err == nil {
@@ -266,7 +287,7 @@ console.log("next")`, time.Minute)
 			})
 
 			t.Run("E4 a runtime path from the configuration does not show the hidden home", func(t *testing.T) {
-				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				cfg := filepath.Join(r.root, "omni/config.toml")
 				data, _ := os.ReadFile(cfg)
 				ssh := filepath.Join(r.home, ".ssh")
@@ -292,7 +313,7 @@ try { console.log(readFileSync(%q, "utf8")); } catch (e: any) { console.log("ref
 					t.Fatal(err)
 				}
 				defer os.Remove(secret)
-				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				out := r.exec(fmt.Sprintf(`import { readFileSync } from "node:fs";
 for (const p of [%q, "/var/log/apt/term.log", "/root/.bashrc", "/etc/shadow"]) {
   try { console.log(p, readFileSync(p, "utf8").slice(0, 40)); } catch (e: any) { console.log("refused", p, e.code); }
@@ -303,7 +324,7 @@ for (const p of [%q, "/var/log/apt/term.log", "/root/.bashrc", "/etc/shadow"]) {
 			})
 
 			t.Run("E9 the server's keyring and raw system calls", func(t *testing.T) {
-				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				out := r.exec(ffi+`
 console.log("keyctl session", sys(250, 0, -3, 0));
 console.log("add_key", sys(248, 0, 0, 0, 0));
@@ -325,7 +346,7 @@ console.log("socket unix", sys(41, 1, 1, 0) >= 0 ? "ok" : "refused");`, time.Min
 			})
 
 			t.Run("E6 no terminal to type into", func(t *testing.T) {
-				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				// omnidev exec started from a terminal: the pty is its
 				// controlling terminal, as a user's shell is.
 				master, slave := openPTY(t)
@@ -372,14 +393,52 @@ console.log("tiocsti high bits", sys(16, fd >= 0 ? fd : 0, 0x100005412n, ptr(b))
 			})
 
 			t.Run("G1 host Unix sockets are not reachable", func(t *testing.T) {
+				// A socket in /run that anyone may connect to, as docker.sock
+				// is to its group.
+				sock := ""
+				if os.Getuid() == 0 {
+					dir, err := os.MkdirTemp("/run", "omnidev-escape-")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer os.RemoveAll(dir)
+					os.Chmod(dir, 0o755)
+					sock = filepath.Join(dir, "host.sock")
+					ln, err := net.Listen("unix", sock)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer ln.Close()
+					os.Chmod(sock, 0o777)
+					go func() {
+						for {
+							c, err := ln.Accept()
+							if err != nil {
+								return
+							}
+							c.Close()
+						}
+					}()
+				}
 				for _, network := range []bool{false, true} {
-					r := newEscapeRepo(t, id, escapeFiles(network, nil))
-					out := r.exec(`import { connect } from "node:net";
+					r := newEscapeRepo(t, id, escapeFiles(id, network, nil))
+					out := r.exec(fmt.Sprintf(`import { connect } from "node:net";
 import { readdirSync } from "node:fs";
 for (const d of ["/run", "/var/run", "/run/user"]) { try { console.log(d, readdirSync(d).length, "entries"); } catch (e: any) { console.log(d, e.code); } }
-for (const p of ["/run/docker.sock", "/var/run/docker.sock", "/run/dbus/system_bus_socket", "/run/systemd/private"]) {
+for (const p of [%q, "/run/docker.sock", "/var/run/docker.sock", "/run/dbus/system_bus_socket"].filter(Boolean)) {
   await new Promise<void>(done => { const c = connect(p); c.on("connect", () => { console.log("CONNECTED", p); c.destroy(); done(); }); c.on("error", (e: any) => { console.log("refused", p, e.code); done(); }); });
-}`, time.Minute)
+}`, sock), time.Minute)
+					if id.mode == "landlock" {
+						// Landlock ABI 7 does not restrict pathname sockets, and
+						// this mode cannot hide /run: the result says so.
+						if !strings.Contains(out.Isolation, "not enforced: ") || !strings.Contains(out.Isolation, "host Unix sockets") {
+							t.Errorf("network = %v: isolation does not say host sockets are reachable: %q", network, out.Isolation)
+						}
+						if strings.Contains(out.Stdout, "/run ") && strings.Contains(out.Stdout, " entries") && !strings.Contains(out.Stdout, "/run 0 entries") {
+							t.Errorf("network = %v: /run is listable:\n%s", network, out.Stdout)
+						}
+						continue
+					}
 					if strings.Contains(out.Stdout, "CONNECTED") {
 						t.Errorf("network = %v: a host socket was reached:\n%s", network, out.Stdout)
 					}
@@ -396,7 +455,7 @@ for (const p of ["/run/docker.sock", "/var/run/docker.sock", "/run/dbus/system_b
 				}
 				defer os.RemoveAll(outside)
 				os.Chmod(filepath.Join(outside, "bin"), 0o777)
-				files := escapeFiles(false, map[string]string{"tools/bin/.keep": ""})
+				files := escapeFiles(id, false, map[string]string{"tools/bin/.keep": ""})
 				files["omni/config.toml"] += "writable = [\"tools/bin\"]\n"
 				r := newEscapeRepo(t, id, files)
 				// What a run can do (tools/bin is a mount point in its view, so
@@ -417,7 +476,7 @@ try { writeFileSync("tools/bin/landed", "x"); console.log("wrote"); } catch (e: 
 			})
 
 			t.Run("D2 a symlinked omni.toml neither breaks runs nor is followed", func(t *testing.T) {
-				r := newEscapeRepo(t, id, escapeFiles(false, nil))
+				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				// A target the view hides (the home): following the link to
 				// mount over it fails there.
 				target := filepath.Join(r.home, "shared-omni.toml")
@@ -428,7 +487,7 @@ try { writeFileSync("tools/bin/landed", "x"); console.log("wrote"); } catch (e: 
 				r.own()
 				out := r.exec(`import { unlinkSync, symlinkSync } from "node:fs";
 try { unlinkSync("omni.toml"); symlinkSync("README.md", "omni.toml"); console.log("retargeted"); } catch (e: any) { console.log("refused", e.code); }`, time.Minute)
-				if out.ExitCode != 0 || !strings.HasPrefix(out.Isolation, "namespaces") {
+				if out.ExitCode != 0 || !contained(out.Isolation) {
 					t.Fatalf("a run with a symlinked omni.toml failed: %+v", out)
 				}
 				if got, err := os.Readlink(filepath.Join(r.root, "omni.toml")); err != nil || got != target {
@@ -459,7 +518,7 @@ func readAvailable(master *os.File) string {
 func TestTrust(t *testing.T) {
 	for _, id := range identities() {
 		t.Run(id.name, func(t *testing.T) {
-			r := newEscapeRepo(t, id, escapeFiles(false, nil))
+			r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 			marker := filepath.Join(r.dir, "server-ran")
 			cfg := filepath.Join(r.root, "omni/config.toml")
 			data, _ := os.ReadFile(cfg)
@@ -513,17 +572,17 @@ func TestRuntimesUnderWalls(t *testing.T) {
 	for _, id := range identities() {
 		for _, rt := range []string{"bun", "node", "deno"} {
 			t.Run(id.name+"/"+rt, func(t *testing.T) {
-				files := escapeFiles(false, nil)
+				files := escapeFiles(id, false, map[string]string{"data/.keep": ""})
 				files["omni/config.toml"] += fmt.Sprintf("runtime = %q\n", rt)
 				r := newEscapeRepo(t, id, files)
 				out := r.exec(`import { writeFileSync, readFileSync } from "node:fs";
 import { hello } from "notes";
-writeFileSync("out.txt", hello());
-console.log("read back", readFileSync("out.txt", "utf8"));`, 2*time.Minute)
+writeFileSync("data/out.txt", hello());
+console.log("read back", readFileSync("data/out.txt", "utf8"));`, 2*time.Minute)
 				if out.ExitCode != 0 || !strings.Contains(out.Stdout, "read back hi") {
 					t.Errorf("%s under the walls: %+v", rt, out)
 				}
-				if !strings.HasPrefix(out.Isolation, "namespaces+landlock+seccomp") {
+				if !contained(out.Isolation) {
 					t.Errorf("isolation = %q", out.Isolation)
 				}
 			})
