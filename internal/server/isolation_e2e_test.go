@@ -33,7 +33,7 @@ type execOut struct {
 
 // lockedDownRepo is the fixture with a tight [sandbox]: network off, 4 s,
 // 256 MiB, 64 processes.
-func lockedDownRepo(t *testing.T) string {
+func lockedDownRepo(t *testing.T, mode string) string {
 	root := fixtureRepo(t)
 	path := filepath.Join(root, "omni", "config.toml")
 	data, err := os.ReadFile(path)
@@ -45,6 +45,7 @@ func lockedDownRepo(t *testing.T) string {
 	if !strings.Contains(cfg, `memory = "256MiB"`) || !strings.Contains(cfg, "processes = 64") {
 		t.Fatalf("the fixture's [sandbox] no longer spells out memory and processes:\n%s", cfg)
 	}
+	cfg = strings.Replace(cfg, "[sandbox]\n", fmt.Sprintf("[sandbox]\nisolation = %q\n", mode), 1)
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +78,14 @@ func fileDigest(t *testing.T, path string) string {
 // TestEndToEndIsolation tries, with the real binary and Bun, each way out
 // a program was seen to take, and checks that it fails and leaves nothing.
 func TestEndToEndIsolation(t *testing.T) {
+	for _, mode := range []string{"namespaces", "landlock"} {
+		t.Run(mode, func(t *testing.T) { testIsolation(t, mode) })
+	}
+}
+
+func testIsolation(t *testing.T, mode string) {
 	requireOwnCgroups := os.Getuid() == 0 // this machine delegates cgroup v1 to root only
-	root := lockedDownRepo(t)
+	root := lockedDownRepo(t, mode)
 	home := t.TempDir()
 	s := startServer(t, root, "OMNIDEV_E2E_SECRET=s3cr3t-value", "HOME="+home)
 	ctx := t.Context()
@@ -95,8 +102,8 @@ for (const p of ["/tmp/%[1]s", process.env.HOME + "/%[1]s", "../%[1]s", "/var/tm
 				t.Errorf("%s exists after the run\n%s", p, out.Stdout)
 			}
 		}
-		if out.Isolation == "" || !strings.HasPrefix(out.Isolation, "namespaces") {
-			t.Errorf("isolation = %q, want namespaces", out.Isolation)
+		if !strings.HasPrefix(out.Isolation, strings.Replace(mode, "landlock", "landlock+seccomp", 1)) {
+			t.Errorf("isolation = %q, want %s", out.Isolation, mode)
 		}
 	})
 
@@ -243,9 +250,21 @@ await new Promise<void>(done => {
 // TestKillServerKillsRun checks that a kill -9 of the server takes
 // everything its run started with it, setsid children included.
 func TestKillServerKillsRun(t *testing.T) {
+	for _, mode := range []string{"namespaces", "landlock"} {
+		t.Run(mode, func(t *testing.T) { testKillServerKillsRun(t, mode) })
+	}
+}
+
+func testKillServerKillsRun(t *testing.T, mode string) {
 	root := fixtureRepo(t)
+	cfg := filepath.Join(root, "omni", "config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cfg, []byte(strings.Replace(string(data), "[sandbox]\n", fmt.Sprintf("[sandbox]\nisolation = %q\n", mode), 1)), 0o644)
 	s := startServer(t, root)
-	started := filepath.Join(root, "started")
+	started := filepath.Join(root, ".omni", "state", "started") // writable in every mode
 	marker := fmt.Sprintf("602.%09d", time.Now().UnixNano()%1e9)
 	code := fmt.Sprintf(`import { execSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
