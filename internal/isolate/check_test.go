@@ -11,13 +11,19 @@ func TestProtections(t *testing.T) {
 		policy    *Policy
 		want      map[string]string // name -> state
 	}{
-		{"all enforced, network off", "namespaces", false, p,
-			map[string]string{"filesystem": Enforced, "processes": Enforced, "/proc": Enforced, "network off": Enforced, "memory limit": Enforced, "processes limit": Enforced}},
+		{"all enforced, network off", "namespaces+landlock+seccomp", false, p,
+			map[string]string{"filesystem": Enforced, "processes": Enforced, "/proc": Enforced, "landlock": Enforced, "seccomp": Enforced,
+				"network off": Enforced, "memory limit": Enforced, "processes limit": Enforced}},
 		{"network on", "namespaces", true, p, map[string]string{"network off": Off}},
 		{"filesystem host", "namespaces; not enforced: filesystem ([sandbox] filesystem = \"host\")", true, &Policy{MemoryBytes: 1 << 30, Processes: 64},
 			map[string]string{"filesystem": Off, "processes": Enforced}},
 		{"no cgroups", "namespaces; not enforced: memory limit (no cgroup); processes limit (cgroup v1 pids is read-only)", true, p,
 			map[string]string{"memory limit": NotEnforced, "processes limit": NotEnforced, "processes": Enforced}},
+		{"landlock mode", "landlock+seccomp: no user namespaces (user.max_user_namespaces=0); not enforced: private /tmp and /proc (x); host Unix sockets; memory limit (no cgroup)", false, p,
+			map[string]string{"mode": NotEnforced, "filesystem": Enforced, "processes": Enforced, "/proc": NotEnforced, "host sockets": NotEnforced,
+				"seccomp": Enforced, "network off": Enforced, "memory limit": NotEnforced, "processes limit": Enforced}},
+		{"landlock missing in namespaces", "namespaces+seccomp; not enforced: landlock (the kernel has no Landlock ABI 2 or later: ABI 0)", false, p,
+			map[string]string{"landlock": NotEnforced, "seccomp": Enforced, "filesystem": Enforced}},
 		{"no namespaces", "none: darwin has no namespaces", true, p,
 			map[string]string{"filesystem": NotEnforced, "/proc": NotEnforced, "memory limit": NotEnforced}},
 	}

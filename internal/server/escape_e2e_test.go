@@ -589,3 +589,44 @@ console.log("read back", readFileSync("data/out.txt", "utf8"));`, 2*time.Minute)
 		}
 	}
 }
+
+// TestAutoWithoutUserNamespaces runs omnidev where the kernel refuses user
+// namespaces, as on Ubuntu 24.04 or in a container, without changing this
+// machine: inside a user namespace of its own whose user.max_user_namespaces
+// is 0. The default isolation then falls back to the Landlock mode, says
+// why, and holds.
+func TestAutoWithoutUserNamespaces(t *testing.T) {
+	for _, id := range identities() {
+		if !strings.HasSuffix(id.name, "/namespaces") {
+			continue
+		}
+		t.Run(strings.TrimSuffix(id.name, "/namespaces"), func(t *testing.T) {
+			id.mode = "auto"
+			r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
+			writeFile(t, r.dir, "prog.ts", fmt.Sprintf(`import { readFileSync, writeFileSync } from "node:fs";
+try { console.log(readFileSync(%q, "utf8")); } catch (e: any) { console.log("refused key", e.code); }
+try { writeFileSync(%q, "x"); console.log("WROTE outside"); } catch (e: any) { console.log("refused write", e.code); }`,
+				filepath.Join(r.home, ".ssh", "id_rsa"), filepath.Join(r.dir, "outside.txt")))
+			r.own()
+			cmd := r.command(nil)
+			cmd.Path, _ = exec.LookPath("unshare")
+			cmd.Args = []string{"unshare", "--user", "--map-root-user", "sh", "-c",
+				`echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" --dir "$1" exec --json "$2"`,
+				binary, r.root, filepath.Join(r.dir, "prog.ts")}
+			data, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, data)
+			}
+			var out execOut
+			if err := json.Unmarshal(data, &out); err != nil {
+				t.Fatalf("%v\n%s", err, data)
+			}
+			if !strings.HasPrefix(out.Isolation, "landlock+seccomp: no user namespaces (user.max_user_namespaces=0)") {
+				t.Errorf("isolation = %q", out.Isolation)
+			}
+			if strings.Contains(out.Stdout, "PRIVATE-KEY") || strings.Contains(out.Stdout, "WROTE") {
+				t.Errorf("the Landlock mode did not hold:\n%s", out.Stdout)
+			}
+		})
+	}
+}
