@@ -19,8 +19,8 @@ const (
 	IsolationNamespaces = "namespaces"
 	IsolationLandlock   = "landlock"
 	IsolationNone       = "none"
-	DefaultMemoryBytes = 2 << 30
-	DefaultProcesses   = 256
+	DefaultMemoryBytes  = 2 << 30
+	DefaultProcesses    = 256
 	// minMemoryBytes and minProcesses are below what a runtime needs to
 	// start at all (Bun alone holds some 40 MB and a dozen threads): a
 	// lower value is a mistake, not a limit.
