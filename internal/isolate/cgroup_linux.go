@@ -123,6 +123,9 @@ func removeStale(dir string) {
 
 // join creates the run's cgroups with p's limits and moves pid into them.
 // What cannot be enforced is added to notEnforced.
+// systemdHint says how an ordinary user gets a cgroup of their own.
+const systemdHint = "; where systemd runs, start the server as `systemd-run --user --scope -p Delegate=yes omnidev serve` to give it one"
+
 func (h *cgroupHost) join(pid int, p *Policy, notEnforced []string) (*cgroup, []string) {
 	cg := &cgroup{v2: h.v2}
 	procs := map[string]bool{}
@@ -170,7 +173,7 @@ func (h *cgroupHost) join(pid int, p *Policy, notEnforced []string) (*cgroup, []
 		err := try(h.memory, files)
 		switch {
 		case h.memory == "":
-			notEnforced = append(notEnforced, "memory limit ("+h.memoryWhy+")")
+			notEnforced = append(notEnforced, "memory limit ("+h.memoryWhy+systemdHint+")")
 		case err != nil:
 			notEnforced = append(notEnforced, fmt.Sprintf("memory limit (%v)", err))
 		default:
@@ -184,8 +187,10 @@ func (h *cgroupHost) join(pid int, p *Policy, notEnforced []string) (*cgroup, []
 	if p.Processes > 0 {
 		err := try(h.pids, [][2]string{{"pids.max", strconv.Itoa(p.Processes)}})
 		switch {
+		case h.pids == "" && p.nproc:
+			// The init set RLIMIT_NPROC instead (see initSpec.NProc).
 		case h.pids == "":
-			notEnforced = append(notEnforced, "processes limit ("+h.pidsWhy+")")
+			notEnforced = append(notEnforced, "processes limit ("+h.pidsWhy+systemdHint+")")
 		case err != nil:
 			notEnforced = append(notEnforced, fmt.Sprintf("processes limit (%v)", err))
 		default:

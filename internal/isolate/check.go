@@ -94,9 +94,16 @@ func protections(isolation string, network bool, p *Policy) []Protection {
 		out = append(out, state("network off", "no interface but a loopback that is down"))
 	}
 	if p != nil {
+		procs := fmt.Sprintf("cgroup: %d processes and threads ([sandbox] processes)", p.Processes)
+		switch {
+		case slices.Contains(strings.Split(walls, "+"), "nproc") && landlockMode:
+			procs = fmt.Sprintf("RLIMIT_NPROC: %d processes and threads more than this user has ([sandbox] processes; no pids cgroup)", p.Processes)
+		case slices.Contains(strings.Split(walls, "+"), "nproc"):
+			procs = fmt.Sprintf("RLIMIT_NPROC in the run's user namespace: %d processes and threads ([sandbox] processes; no pids cgroup)", p.Processes)
+		}
 		out = append(out,
 			state("memory limit", fmt.Sprintf("cgroup: %d MiB ([sandbox] memory)", p.MemoryBytes>>20)),
-			state("processes limit", fmt.Sprintf("cgroup: %d processes and threads ([sandbox] processes)", p.Processes)))
+			state("processes limit", procs))
 	}
 	return out
 }

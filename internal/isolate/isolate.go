@@ -97,6 +97,9 @@ type Policy struct {
 	// MemoryBytes and Processes are cgroup limits; 0 means none.
 	MemoryBytes int64
 	Processes   int
+	// nproc is set by Prepare when the processes limit is RLIMIT_NPROC,
+	// no pids cgroup being available.
+	nproc bool
 	// MemoryNotice is the line a run stopped by the memory limit gets on
 	// stderr: it names the limit and the setting that raises it.
 	MemoryNotice string

@@ -36,6 +36,16 @@ type Isolator struct {
 	nsRefused string
 }
 
+// nprocLimit returns the processes limit to set as RLIMIT_NPROC: p's when
+// no pids cgroup can hold it, else 0. It marks p (a copy the run keeps).
+func (iso *Isolator) nprocLimit(p *Policy) int {
+	if p.Processes <= 0 || iso.cgroups.pids != "" {
+		return 0
+	}
+	p.nproc = true
+	return p.Processes
+}
+
 func (iso *Isolator) refused() string {
 	iso.nsMu.Lock()
 	defer iso.nsMu.Unlock()
@@ -112,6 +122,11 @@ type initSpec struct {
 	View *view `json:"view,omitempty"`
 	// Network false denies sockets of every family but AF_UNIX (seccomp).
 	Network bool `json:"network"`
+	// NProc, when set, is the processes limit as RLIMIT_NPROC, where no
+	// pids cgroup is available: in a user namespace of its own it counts
+	// the run's processes and threads only; outside, the user's, so the
+	// Landlock mode adds those the user already has.
+	NProc int `json:"nproc,omitempty"`
 }
 
 // launchSpec is the second JSON value on fd 3: the program to start.
@@ -191,7 +206,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 			return iso.prepareLandlock(prog, p, why)
 		}
 	}
-	spec := initSpec{Network: prog.Network}
+	spec := initSpec{Network: prog.Network, NProc: iso.nprocLimit(p)}
 	r := &Run{iso: iso, policy: p, isolated: true, root: prog.Root}
 	if p.Filesystem {
 		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
@@ -42,6 +43,16 @@ func raiseWalls(spec initSpec) (string, error) {
 		return "", fmt.Errorf("seccomp: %w", err)
 	}
 	rep.Held = append(rep.Held, "seccomp")
+	if spec.NProc > 0 {
+		n := uint64(spec.NProc)
+		if spec.Mode == ModeLandlock {
+			n += uint64(userTasks(os.Getuid()))
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return "", fmt.Errorf("limit processes: %w", err)
+		}
+		rep.Held = append(rep.Held, "nproc")
+	}
 	data, err := json.Marshal(rep)
 	if err != nil {
 		return "", err
@@ -88,4 +99,26 @@ func splitFiles(paths []string) (dirs, files []string) {
 		}
 	}
 	return dirs, files
+}
+
+// userTasks counts the processes and threads of uid, as RLIMIT_NPROC does.
+func userTasks(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
+			continue
+		}
+		if tasks, err := os.ReadDir("/proc/" + e.Name() + "/task"); err == nil {
+			n += len(tasks)
+		}
+	}
+	return n
 }

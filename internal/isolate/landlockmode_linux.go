@@ -104,7 +104,7 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 	}
 	runtimePaths, _ := RuntimePaths(prog.Path, prog.Env)
 	v := planLandlock(prog, p, iso.masks, runtimePaths, private)
-	spec := initSpec{Mode: ModeLandlock, View: &v, Network: prog.Network}
+	spec := initSpec{Mode: ModeLandlock, View: &v, Network: prog.Network, NProc: iso.nprocLimit(p)}
 	data, err := json.Marshal(spec)
 	if err != nil {
 		os.RemoveAll(private)
