@@ -202,9 +202,9 @@ func TestCrashRestarts(t *testing.T) {
 	if _, err := f.call(t, t.Context(), "crash", nil); err == nil || !strings.Contains(err.Error(), "exited during the call") {
 		t.Fatalf("crash: error %v, want the server's exit", err)
 	}
-	testrepo.WaitFor(t, "the exit to be recorded", 10*time.Second, func() bool { st, _ := f.r.Status("t"); return !st.Started })
-	if st, _ := f.r.Status("t"); st.Err == nil || !strings.Contains(st.Err.Error(), "exited") {
-		t.Errorf("status error %v, want the exit", st.Err)
+	testrepo.WaitFor(t, "the exit to be recorded", 10*time.Second, func() bool { _, started, _, _ := f.r.State("t"); return !started })
+	if _, _, _, err := f.r.State("t"); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Errorf("state error %v, want the exit", err)
 	}
 	res, err := f.call(t, t.Context(), "echo", map[string]any{"message": "again"})
 	if err != nil || resultText(res) != "Echo: again" {
@@ -212,7 +212,7 @@ func TestCrashRestarts(t *testing.T) {
 	}
 	// A second crash in a row waits for a backoff before the next start.
 	f.call(t, t.Context(), "crash", nil)
-	testrepo.WaitFor(t, "the second exit", 10*time.Second, func() bool { st, _ := f.r.Status("t"); return !st.Started })
+	testrepo.WaitFor(t, "the second exit", 10*time.Second, func() bool { _, started, _, _ := f.r.State("t"); return !started })
 	if _, err := f.call(t, t.Context(), "echo", map[string]any{"message": "x"}); err == nil || !strings.Contains(err.Error(), "next restart in") {
 		t.Fatalf("call right after a second crash: %v, want the backoff named", err)
 	}
@@ -269,8 +269,8 @@ func TestProgressAndToolListChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	testrepo.WaitFor(t, "fresh-tool to be listed", 10*time.Second, func() bool {
-		st, _ := f.r.Status("t")
-		return slices.ContainsFunc(st.Tools, func(tl capability.Tool) bool { return tl.Name == "fresh-tool" })
+		tools, _, _, _ := f.r.State("t")
+		return slices.ContainsFunc(tools, func(tl capability.Tool) bool { return tl.Name == "fresh-tool" })
 	})
 }
 
@@ -296,9 +296,8 @@ func TestStartFailureNamesProgram(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/server-bin") {
 		t.Fatalf("error %v, want one naming the program", err)
 	}
-	st, _ := r.Status("x")
-	if st.Err == nil || st.Started {
-		t.Errorf("status %+v, want the start error", st)
+	if _, started, _, err := r.State("x"); err == nil || started {
+		t.Errorf("state: started %v, error %v; want the start error", started, err)
 	}
 }
 

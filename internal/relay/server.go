@@ -66,12 +66,6 @@ func newServer(r *Relay, id string, spec *capability.MCPServer) *server {
 	return &server{r: r, id: id, spec: spec}
 }
 
-func (s *server) status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Status{Started: s.cs != nil, Ready: s.ready, Tools: s.tools, Err: s.err}
-}
-
 func (s *server) notify() {
 	if s.r.opts.OnChange == nil {
 		return
