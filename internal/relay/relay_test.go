@@ -152,15 +152,6 @@ func TestCallResults(t *testing.T) {
 			}
 		})
 	}
-	// These calls went past the SDK (lineConn.call): the session speaks the
-	// protocol with sessions, over stdio.
-	s := f.r.server("t")
-	s.mu.Lock()
-	line, cs := s.line, s.cs
-	s.mu.Unlock()
-	if line == nil || cs.InitializeResult().ProtocolVersion != sessionProtocol {
-		t.Errorf("stdio session on protocol %s: calls did not go past the SDK", cs.InitializeResult().ProtocolVersion)
-	}
 }
 
 // syncBuffer is a log destination the test reads while the relay writes.
@@ -301,8 +292,11 @@ func TestStartFailureNamesProgram(t *testing.T) {
 	}
 }
 
-func TestHTTP(t *testing.T) {
-	cmd := exec.Command(testServer, "-http", "127.0.0.1:0", "-token", "tok")
+// startHTTPServer starts the test server on Streamable HTTP, with args,
+// and returns its URL.
+func startHTTPServer(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testServer, append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +309,11 @@ func TestHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url = strings.TrimSpace(url)
+	return strings.TrimSpace(url)
+}
+
+func TestHTTP(t *testing.T) {
+	url := startHTTPServer(t, "-token", "tok")
 	tests := []struct {
 		name    string
 		headers map[string]string
@@ -339,6 +337,41 @@ func TestHTTP(t *testing.T) {
 			}
 			if err != nil || !strings.Contains(string(data), "Echo: over http") {
 				t.Fatalf("call: %s, %v", data, err)
+			}
+		})
+	}
+}
+
+// TestStdioAndHTTPGiveTheSameResults calls the same server over stdio and
+// over Streamable HTTP: a program must get the same bytes either way, for
+// text, a tool error, structured content (as the SDK makes it, and as a
+// server wrote it) and a JSON-RPC error alike.
+func TestStdioAndHTTPGiveTheSameResults(t *testing.T) {
+	r := New(Options{})
+	defer r.Close()
+	r.Sync(map[string]*capability.MCPServer{
+		"stdio": {Transport: capability.TransportStdio, Command: testServer, Dir: t.TempDir()},
+		"http":  {Transport: capability.TransportHTTP, URL: startHTTPServer(t)},
+	}, true)
+	for _, tt := range []struct{ tool, args string }{
+		{"echo", `{"message":"same <shape> & \u00e9"}`},
+		{"fail", `{}`},
+		{"weather", `{"city":"Oslo"}`},
+		{"unsorted", `{}`},
+		{"no-such-tool", `{}`},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			var got [2]string
+			for i, id := range []string{"stdio", "http"} {
+				data, err := r.Call(t.Context(), id, tt.tool, json.RawMessage(tt.args), nil)
+				if err != nil {
+					b, _ := json.Marshal(err)
+					data = append([]byte("error "), b...)
+				}
+				got[i] = string(data)
+			}
+			if got[0] != got[1] {
+				t.Errorf("over stdio:\n%s\nover HTTP:\n%s", got[0], got[1])
 			}
 		})
 	}
