@@ -11,11 +11,9 @@
 // keeps crashing.
 //
 // The relay asks servers for MCP 2025-11-25, the last protocol with
-// sessions. Over stdio, a tool call goes past the SDK's client: lineConn
-// writes it and hands the server's result to the program as it came,
-// where the SDK would decode it and the relay encode it again (and drop
-// what the SDK does not know). Everything else (initialization, listing,
-// notifications, HTTP servers) is the SDK's.
+// sessions, and speaks to them through the SDK's client alone, over its
+// own transports: a program gets a result as the SDK decoded it, the same
+// shape whether the server speaks stdio or HTTP.
 //
 // It must never import internal/server or internal/engine: the engine uses
 // it, and the MCP server side is a different concern.

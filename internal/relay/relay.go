@@ -49,17 +49,6 @@ func New(opts Options) *Relay {
 	return &Relay{opts: opts, logger: opts.Logger, servers: make(map[string]*server)}
 }
 
-// Status is what is known of one wrapped server.
-type Status struct {
-	// Started is true while a session is open.
-	Started bool
-	// Ready is true once a first attempt to start it has ended, either way.
-	Ready bool
-	Tools []capability.Tool
-	// Err says why the server is not usable; nil when it is.
-	Err error
-}
-
 // Sync makes the set of servers that of specs (capability ID -> server):
 // servers no longer there, or configured differently, are stopped; new
 // ones are started in the background when start is true, else on their
@@ -109,20 +98,18 @@ func (r *Relay) Ensure(ctx context.Context, ids []string) {
 	wg.Wait()
 }
 
-// Status returns what is known of the server of capability id.
-func (r *Relay) Status(id string) (Status, bool) {
+// State reports the server of capability id: its tools, whether a session
+// is open, whether a first attempt to start it has ended either way, and
+// why it is not usable (nil when it is). Separate values, for the engine's
+// interface of its own; an unknown id is neither started nor ready.
+func (r *Relay) State(id string) (tools []capability.Tool, started, ready bool, err error) {
 	s := r.server(id)
 	if s == nil {
-		return Status{}, false
+		return nil, false, false, nil
 	}
-	return s.status(), true
-}
-
-// State is Status as separate values, for callers that must not depend on
-// this package's types (the engine, through an interface of its own).
-func (r *Relay) State(id string) (tools []capability.Tool, started, ready bool, err error) {
-	st, _ := r.Status(id)
-	return st.Tools, st.Started, st.Ready, st.Err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools, s.cs != nil, s.ready, s.err
 }
 
 func (r *Relay) server(id string) *server {

@@ -152,15 +152,6 @@ func TestCallResults(t *testing.T) {
 			}
 		})
 	}
-	// These calls went past the SDK (lineConn.call): the session speaks the
-	// protocol with sessions, over stdio.
-	s := f.r.server("t")
-	s.mu.Lock()
-	line, cs := s.line, s.cs
-	s.mu.Unlock()
-	if line == nil || cs.InitializeResult().ProtocolVersion != sessionProtocol {
-		t.Errorf("stdio session on protocol %s: calls did not go past the SDK", cs.InitializeResult().ProtocolVersion)
-	}
 }
 
 // syncBuffer is a log destination the test reads while the relay writes.
@@ -202,9 +193,9 @@ func TestCrashRestarts(t *testing.T) {
 	if _, err := f.call(t, t.Context(), "crash", nil); err == nil || !strings.Contains(err.Error(), "exited during the call") {
 		t.Fatalf("crash: error %v, want the server's exit", err)
 	}
-	testrepo.WaitFor(t, "the exit to be recorded", 10*time.Second, func() bool { st, _ := f.r.Status("t"); return !st.Started })
-	if st, _ := f.r.Status("t"); st.Err == nil || !strings.Contains(st.Err.Error(), "exited") {
-		t.Errorf("status error %v, want the exit", st.Err)
+	testrepo.WaitFor(t, "the exit to be recorded", 10*time.Second, func() bool { _, started, _, _ := f.r.State("t"); return !started })
+	if _, _, _, err := f.r.State("t"); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Errorf("state error %v, want the exit", err)
 	}
 	res, err := f.call(t, t.Context(), "echo", map[string]any{"message": "again"})
 	if err != nil || resultText(res) != "Echo: again" {
@@ -212,7 +203,7 @@ func TestCrashRestarts(t *testing.T) {
 	}
 	// A second crash in a row waits for a backoff before the next start.
 	f.call(t, t.Context(), "crash", nil)
-	testrepo.WaitFor(t, "the second exit", 10*time.Second, func() bool { st, _ := f.r.Status("t"); return !st.Started })
+	testrepo.WaitFor(t, "the second exit", 10*time.Second, func() bool { _, started, _, _ := f.r.State("t"); return !started })
 	if _, err := f.call(t, t.Context(), "echo", map[string]any{"message": "x"}); err == nil || !strings.Contains(err.Error(), "next restart in") {
 		t.Fatalf("call right after a second crash: %v, want the backoff named", err)
 	}
@@ -269,8 +260,8 @@ func TestProgressAndToolListChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	testrepo.WaitFor(t, "fresh-tool to be listed", 10*time.Second, func() bool {
-		st, _ := f.r.Status("t")
-		return slices.ContainsFunc(st.Tools, func(tl capability.Tool) bool { return tl.Name == "fresh-tool" })
+		tools, _, _, _ := f.r.State("t")
+		return slices.ContainsFunc(tools, func(tl capability.Tool) bool { return tl.Name == "fresh-tool" })
 	})
 }
 
@@ -296,14 +287,16 @@ func TestStartFailureNamesProgram(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/server-bin") {
 		t.Fatalf("error %v, want one naming the program", err)
 	}
-	st, _ := r.Status("x")
-	if st.Err == nil || st.Started {
-		t.Errorf("status %+v, want the start error", st)
+	if _, started, _, err := r.State("x"); err == nil || started {
+		t.Errorf("state: started %v, error %v; want the start error", started, err)
 	}
 }
 
-func TestHTTP(t *testing.T) {
-	cmd := exec.Command(testServer, "-http", "127.0.0.1:0", "-token", "tok")
+// startHTTPServer starts the test server on Streamable HTTP, with args,
+// and returns its URL.
+func startHTTPServer(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testServer, append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +309,11 @@ func TestHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url = strings.TrimSpace(url)
+	return strings.TrimSpace(url)
+}
+
+func TestHTTP(t *testing.T) {
+	url := startHTTPServer(t, "-token", "tok")
 	tests := []struct {
 		name    string
 		headers map[string]string
@@ -340,6 +337,41 @@ func TestHTTP(t *testing.T) {
 			}
 			if err != nil || !strings.Contains(string(data), "Echo: over http") {
 				t.Fatalf("call: %s, %v", data, err)
+			}
+		})
+	}
+}
+
+// TestStdioAndHTTPGiveTheSameResults calls the same server over stdio and
+// over Streamable HTTP: a program must get the same bytes either way, for
+// text, a tool error, structured content (as the SDK makes it, and as a
+// server wrote it) and a JSON-RPC error alike.
+func TestStdioAndHTTPGiveTheSameResults(t *testing.T) {
+	r := New(Options{})
+	defer r.Close()
+	r.Sync(map[string]*capability.MCPServer{
+		"stdio": {Transport: capability.TransportStdio, Command: testServer, Dir: t.TempDir()},
+		"http":  {Transport: capability.TransportHTTP, URL: startHTTPServer(t)},
+	}, true)
+	for _, tt := range []struct{ tool, args string }{
+		{"echo", `{"message":"same <shape> & \u00e9"}`},
+		{"fail", `{}`},
+		{"weather", `{"city":"Oslo"}`},
+		{"unsorted", `{}`},
+		{"no-such-tool", `{}`},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			var got [2]string
+			for i, id := range []string{"stdio", "http"} {
+				data, err := r.Call(t.Context(), id, tt.tool, json.RawMessage(tt.args), nil)
+				if err != nil {
+					b, _ := json.Marshal(err)
+					data = append([]byte("error "), b...)
+				}
+				got[i] = string(data)
+			}
+			if got[0] != got[1] {
+				t.Errorf("over stdio:\n%s\nover HTTP:\n%s", got[0], got[1])
 			}
 		})
 	}

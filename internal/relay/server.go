@@ -45,7 +45,6 @@ type server struct {
 
 	mu        sync.Mutex
 	cs        *mcp.ClientSession
-	line      *lineConn     // cs's connection, when calls may go past the SDK (stdio)
 	since     time.Time     // when cs was opened
 	starting  chan struct{} // closed when the start in progress ends
 	ready     bool
@@ -66,12 +65,6 @@ func newServer(r *Relay, id string, spec *capability.MCPServer) *server {
 	return &server{r: r, id: id, spec: spec}
 }
 
-func (s *server) status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Status{Started: s.cs != nil, Ready: s.ready, Tools: s.tools, Err: s.err}
-}
-
 func (s *server) notify() {
 	if s.r.opts.OnChange == nil {
 		return
@@ -81,20 +74,19 @@ func (s *server) notify() {
 	s.r.opts.OnChange(s.id)
 }
 
-// session returns the open session, and its connection when calls may go
-// past the SDK, starting the server if none is open. One start runs at a
-// time; callers wait for it under their own ctx.
-func (s *server) session(ctx context.Context) (*mcp.ClientSession, *lineConn, error) {
+// session returns the open session, starting the server if none is open.
+// One start runs at a time; callers wait for it under their own ctx.
+func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	for {
 		s.mu.Lock()
 		switch {
 		case s.closed:
 			s.mu.Unlock()
-			return nil, nil, errClosed
+			return nil, errClosed
 		case s.cs != nil:
-			cs, line := s.cs, s.line
+			cs := s.cs
 			s.mu.Unlock()
-			return cs, line, nil
+			return cs, nil
 		case s.starting != nil:
 			ch := s.starting
 			s.mu.Unlock()
@@ -104,17 +96,17 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, *lineConn, er
 				cs, err := s.cs, s.err
 				s.mu.Unlock()
 				if cs == nil && err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				continue
 			case <-ctx.Done():
-				return nil, nil, ctx.Err()
+				return nil, ctx.Err()
 			}
 		}
 		if wait := time.Until(s.retryAt); wait > 0 {
 			err := s.err
 			s.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w (crashed %d times in a row; next restart in %v)", err, s.crashes, wait.Round(100*time.Millisecond))
+			return nil, fmt.Errorf("%w (crashed %d times in a row; next restart in %v)", err, s.crashes, wait.Round(100*time.Millisecond))
 		}
 		s.starting = make(chan struct{})
 		s.mu.Unlock()
@@ -128,7 +120,7 @@ func (s *server) start() {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	begin := time.Now()
-	cs, line, stopGroup, err := s.connect(ctx)
+	cs, stopGroup, err := s.connect(ctx)
 	var tools []capability.Tool
 	if err == nil {
 		tools, err = listTools(ctx, cs)
@@ -153,7 +145,7 @@ func (s *server) start() {
 		s.crashes++
 		s.retryAt = time.Now().Add(backoff(s.crashes))
 	} else {
-		s.cs, s.line, s.since, s.tools, s.err, s.stopGroup = cs, line, time.Now(), tools, nil, stopGroup
+		s.cs, s.since, s.tools, s.err, s.stopGroup = cs, time.Now(), tools, nil, stopGroup
 	}
 	logErr := s.err
 	s.mu.Unlock()
@@ -199,7 +191,7 @@ func (s *server) ended(cs *mcp.ClientSession, reason string) {
 		s.mu.Unlock()
 		return
 	}
-	s.cs, s.line = nil, nil
+	s.cs = nil
 	stop := s.stopGroup
 	s.stopGroup = nil
 	if time.Since(s.since) > stableAfter {
@@ -221,7 +213,7 @@ func (s *server) close() {
 	s.mu.Lock()
 	s.closed = true
 	cs, stop, starting := s.cs, s.stopGroup, s.stopStarting
-	s.cs, s.line, s.stopGroup, s.stopStarting = nil, nil, nil, nil
+	s.cs, s.stopGroup, s.stopStarting = nil, nil, nil
 	s.mu.Unlock()
 	if cs != nil {
 		cs.Close()
@@ -289,8 +281,7 @@ const sessionProtocol = "2025-11-25"
 
 // connect starts the server (stdio) or reaches it (HTTP) and initializes
 // a session. stopGroup kills what is left of a stdio server's processes.
-// line is the stdio connection when tool calls may go past the SDK.
-func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, line *lineConn, stopGroup func(), err error) {
+func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, stopGroup func(), err error) {
 	var cur atomic.Pointer[mcp.ClientSession]
 	client := mcp.NewClient(&mcp.Implementation{Name: "omnidev", Title: "omnidev relay"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
@@ -322,7 +313,7 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, line *line
 		cmd.Stderr = &logWriter{logger: s.r.logger, id: s.id}
 		setProcessGroup(cmd)
 		if transport, stopGroup, err = startStdio(cmd); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		s.mu.Lock()
 		closed := s.closed
@@ -332,22 +323,19 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, line *line
 		s.mu.Unlock()
 		if closed {
 			stopGroup()
-			return nil, nil, nil, errClosed
+			return nil, nil, errClosed
 		}
 	}
 	cs, err = client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocol})
 	if err != nil {
 		stopGroup()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	cur.Store(cs)
-	if lt, ok := transport.(*lineTransport); ok && cs.InitializeResult().ProtocolVersion <= sessionProtocol {
-		line = lt.conn
-	}
 	// Servers send log messages only once asked; one without the logging
 	// capability refuses, which is fine.
 	_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
-	return cs, line, stopGroup, nil
+	return cs, stopGroup, nil
 }
 
 // environ is a stdio server's whole environment.
@@ -446,10 +434,10 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // call calls one tool with args (a JSON object) and returns the
-// CallToolResult as JSON: as the server sent it over stdio, where the call
-// goes past the SDK (lineConn.call), else as the SDK decoded it.
+// CallToolResult as the SDK decoded it, encoded again: the same shape
+// whatever the server's transport.
 func (s *server) call(ctx context.Context, tool string, args json.RawMessage, progress func(string)) ([]byte, error) {
-	cs, line, err := s.session(ctx)
+	cs, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled while MCP server %s was starting", tool, s.spec.Target())}
@@ -473,27 +461,9 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 		defer done()
 		meta["progressToken"] = token
 	}
-	var data []byte
-	if line != nil {
-		params, merr := json.Marshal(struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      map[string]any  `json:"_meta"`
-		}{tool, args, meta})
-		if merr != nil {
-			return nil, &CallError{Message: fmt.Sprintf("call %s: encode the arguments: %v", tool, merr)}
-		}
-		data, err = line.call(callCtx, params)
-	} else {
-		params := &mcp.CallToolParams{Name: tool, Arguments: args}
-		params.SetMeta(meta)
-		var res *mcp.CallToolResult
-		if res, err = cs.CallTool(callCtx, params); err == nil {
-			if data, err = json.Marshal(res); err != nil {
-				return nil, &CallError{Message: fmt.Sprintf("call %s: encode result: %v", tool, err)}
-			}
-		}
-	}
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.SetMeta(meta)
+	res, err := cs.CallTool(callCtx, params)
 	if err != nil {
 		var werr *jsonrpc.Error
 		switch {
@@ -504,11 +474,6 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 		case ctx.Err() != nil:
 			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled (the run ended or timed out)", tool)}
 		}
-		// A message over maxFrameBytes ends the session (lineConn.Read).
-		if errors.Is(err, errFrameTooLarge) {
-			s.ended(cs, "it sent a message over the size limit")
-			return nil, &CallError{Message: fmt.Sprintf("call %s: the result is over the %d MiB limit; ask the tool for less (a page, a filter)", tool, MaxResultBytes>>20)}
-		}
 		// The session ended under the call: the server crashed.
 		s.mu.Lock()
 		dead := s.cs != cs
@@ -517,7 +482,17 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 			s.ended(cs, "during a call of "+tool)
 			return nil, &CallError{Message: fmt.Sprintf("call %s: MCP server %s exited during the call; it is started again on the next call", tool, s.spec.Target())}
 		}
+		// Or the SDK's transport could not read what the server sent (a
+		// message over maxFrameBytes), which ends the session too.
+		if cs.Ping(ctx, nil) != nil && ctx.Err() == nil {
+			s.ended(cs, err.Error())
+			return nil, &CallError{Message: fmt.Sprintf("call %s: %v; the session with MCP server %s ended, and the server is started again on the next call", tool, err, s.spec.Target())}
+		}
 		return nil, &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return nil, &CallError{Message: fmt.Sprintf("call %s: encode result: %v", tool, err)}
 	}
 	if len(data) > MaxResultBytes {
 		return nil, &CallError{Message: fmt.Sprintf("call %s: the result is %.1f MiB, over the %d MiB limit; ask the tool for less (a page, a filter)", tool, float64(len(data))/(1<<20), MaxResultBytes>>20)}

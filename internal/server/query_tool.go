@@ -69,14 +69,7 @@ func addQueryTool(s *mcp.Server, e *engine.Engine) error {
 			IdempotentHint: true,
 			OpenWorldHint:  boolPtr(false),
 		},
-	}, queryHandler(e))
-	return nil
-}
-
-// queryHandler is omni_query's handler, for the SDK and for the stdio
-// transport's direct path (direct.go).
-func queryHandler(e *engine.Engine) mcp.ToolHandlerFor[queryParams, any] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (*mcp.CallToolResult, any, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, p queryParams) (*mcp.CallToolResult, any, error) {
 		req := query.Request{Query: p.Query, Limit: int(p.Limit), IncludeTypes: p.IncludeTypes}
 		for _, k := range p.Kinds {
 			req.Kinds = append(req.Kinds, string(k))
@@ -89,5 +82,6 @@ func queryHandler(e *engine.Engine) mcp.ToolHandlerFor[queryParams, any] {
 			return nil, nil, fault(e.Logger(), "omni_query", err, "query", p.Query, "limit", req.Limit, "kinds", req.Kinds)
 		}
 		return result(res)
-	}
+	})
+	return nil
 }

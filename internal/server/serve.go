@@ -120,7 +120,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	} else {
 		t := o.Transport
 		if t == nil {
-			t = stdioTransport(os.Stdin, os.Stdout, logger, directQuery(eng))
+			t = stdioTransport(os.Stdin, os.Stdout, logger)
 		}
 		err = srv.Run(ctx, t)
 	}

@@ -107,22 +107,15 @@ func recoverPanics(logger *slog.Logger) mcp.Middleware {
 					if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
 						what = call.Params.Name
 					}
-					res, err = nil, panicError(logger, method, what, r)
+					logger.Error("request handler panicked", "method", method, "handler", what, "panic", r, "stack", string(debug.Stack()))
+					res, err = nil, &jsonrpc.Error{
+						Code:    jsonrpc.CodeInternalError,
+						Message: fmt.Sprintf("internal error in %s: %v (this is a bug in omnidev; the server's log has the details)", what, r),
+					}
 				}
 			}()
 			return next(ctx, method, req)
 		}
-	}
-}
-
-// panicError logs a panic recovered in the handler of a request (method,
-// and the tool for a call) with its stack, and returns the internal error
-// that answers the request.
-func panicError(logger *slog.Logger, method, handler string, r any) *jsonrpc.Error {
-	logger.Error("request handler panicked", "method", method, "handler", handler, "panic", r, "stack", string(debug.Stack()))
-	return &jsonrpc.Error{
-		Code:    jsonrpc.CodeInternalError,
-		Message: fmt.Sprintf("internal error in %s: %v (this is a bug in omnidev; the server's log has the details)", handler, r),
 	}
 }
 

@@ -16,20 +16,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// passedLines reads f to the end of its input and returns the lines it
-// passed, each with its newline.
-func passedLines(f *lineFilter) (string, error) {
-	var b strings.Builder
-	for {
-		line, _, err := f.next()
-		b.Write(line)
-		if err == io.EOF {
-			return b.String(), nil
-		}
-		if err != nil {
-			return b.String(), err
-		}
+// filterLines reads input through a lineFilter of max bytes a line and
+// returns what it passed and what it answered.
+func filterLines(t testing.TB, input string, max int) (passed, answered string) {
+	t.Helper()
+	var out bytes.Buffer
+	in := io.NopCloser(strings.NewReader(input))
+	f := &lineFilter{in: bufio.NewReaderSize(in, 16<<10), closer: in, out: &out, max: max, logger: slog.New(slog.DiscardHandler)}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(data), out.String()
 }
 
 // errorReply is the shape of the filter's answers.
@@ -48,7 +46,8 @@ func TestLineFilter(t *testing.T) {
 		name string
 		line string
 		pass string // what the SDK reads; "" for nothing
-		// the answer, if any: its code, id and a part of its message
+		// the answer, if any: its code, id ("" for none) and a part of its
+		// message
 		code    int64
 		id      string
 		message string
@@ -58,32 +57,27 @@ func TestLineFilter(t *testing.T) {
 		{name: "notification", line: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, pass: `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
 		{name: "response", line: `{"jsonrpc":"2.0","id":"x","result":{}}`, pass: `{"jsonrpc":"2.0","id":"x","result":{}}`},
 		{name: "blank line", line: "   \r"},
-		{name: "not JSON", line: "hello", code: -32700, id: "null", message: "Parse error: invalid character"},
-		{name: "truncated object", line: `{"jsonrpc":"2.0","id":7,"method":"ping"`, code: -32700, id: "null", message: "unexpected end of JSON input"},
-		{name: "two values on a line", line: ping + ping, code: -32700, id: "null", message: "after top-level value"},
-		{name: "batch", line: "[" + ping + "]", code: -32600, id: "null", message: "batches are not supported"},
-		{name: "empty batch", line: "[]", code: -32600, id: "null", message: "batches are not supported"},
-		{name: "number", line: "42", code: -32600, id: "null", message: "must be a JSON object"},
-		{name: "null", line: "null", code: -32600, id: "null", message: "must be a JSON object"},
+		{name: "not JSON", line: "hello", code: -32700, message: "Parse error: invalid character"},
+		{name: "truncated object", line: `{"jsonrpc":"2.0","id":7,"method":"ping"`, code: -32700, message: "unexpected end of JSON input"},
+		{name: "two values on a line", line: ping + ping, code: -32700, message: "after top-level value"},
+		{name: "batch", line: "[" + ping + "]", code: -32600, message: "batches are not supported"},
+		{name: "empty batch", line: "[]", code: -32600, message: "batches are not supported"},
+		{name: "number", line: "42", code: -32600, message: "must be a JSON object"},
+		{name: "null", line: "null", code: -32600, message: "must be a JSON object"},
 		{name: "no jsonrpc member", line: `{"id":9,"method":"ping"}`, code: -32600, id: "9", message: `expected "2.0"`},
 		{name: "wrong version", line: `{"jsonrpc":"1.0","id":"abc","method":"ping"}`, code: -32600, id: `"abc"`, message: `"1.0"`},
 		{name: "version of the wrong case", line: `{"JSONRPC":"2.0","id":-3,"method":"ping"}`, code: -32600, id: "-3", message: `expected "2.0"`},
-		{name: "id of a wrong type", line: `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, code: -32600, id: "null", message: "invalid ID type"},
-		{name: "method of a wrong type, no id", line: `{"jsonrpc":"2.0","method":1}`, code: -32600, id: "null", message: "Invalid Request"},
-		{name: "neither request nor response", line: `{"jsonrpc":"2.0"}`, code: -32600, id: "null", message: "invalid request"},
+		{name: "id of a wrong type", line: `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, code: -32600, message: "invalid ID type"},
+		{name: "method of a wrong type, no id", line: `{"jsonrpc":"2.0","method":1}`, code: -32600, message: "Invalid Request"},
+		{name: "neither request nor response", line: `{"jsonrpc":"2.0"}`, code: -32600, message: "invalid request"},
 		// JSON-RPC never answers a response, even a broken one.
 		{name: "broken response", line: `{"id":5,"result":{}}`},
 		{name: "broken error response", line: `{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
 			// The valid request after the line shows that reading goes on.
-			in := strings.NewReader(tt.line + "\n" + ping + "\n")
-			passed, err := passedLines(newLineFilter(in, &out, 1<<10, slog.New(slog.DiscardHandler)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			passed, out := filterLines(t, tt.line+"\n"+ping+"\n", 1<<10)
 			want := ping + "\n"
 			if tt.pass != "" {
 				want = tt.pass + "\n" + want
@@ -92,25 +86,25 @@ func TestLineFilter(t *testing.T) {
 				t.Errorf("passed %q, want %q", passed, want)
 			}
 			if tt.code == 0 {
-				if out.Len() > 0 {
-					t.Errorf("answered %q, want no answer", out.String())
+				if out != "" {
+					t.Errorf("answered %q, want no answer", out)
 				}
 				return
 			}
 			var r errorReply
-			if err := json.Unmarshal(out.Bytes(), &r); err != nil || !strings.HasSuffix(out.String(), "}\n") || strings.Count(out.String(), "\n") != 1 {
-				t.Fatalf("answer %q is not one JSON line: %v", out.String(), err)
+			if err := json.Unmarshal([]byte(out), &r); err != nil || !strings.HasSuffix(out, "}\n") || strings.Count(out, "\n") != 1 {
+				t.Fatalf("answer %q is not one JSON line: %v", out, err)
 			}
 			if r.JSONRPC != "2.0" || r.Error.Code != tt.code || string(r.ID) != tt.id || !strings.Contains(r.Error.Message, tt.message) {
-				t.Errorf("answer %s; want code %d, id %s, message containing %q", out.String(), tt.code, tt.id, tt.message)
+				t.Errorf("answer %s; want code %d, id %q, message containing %q", out, tt.code, tt.id, tt.message)
 			}
 		})
 	}
 }
 
 // TestLineFilterLongLines checks the size bound: a line at the bound
-// passes, one past it is answered and skipped without being held whole, and
-// a line without a final newline is still read.
+// passes, one past it is answered and skipped, and a line without a final
+// newline is still read.
 func TestLineFilterLongLines(t *testing.T) {
 	const max = 1 << 20
 	msg := func(size int) string {
@@ -133,20 +127,12 @@ func TestLineFilterLongLines(t *testing.T) {
 		{"no final newline", ping, ping + "\n", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			f := newLineFilter(strings.NewReader(tt.input), &out, max, slog.New(slog.DiscardHandler))
-			passed, err := passedLines(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(passed) != tt.want {
+			passed, out := filterLines(t, tt.input, max)
+			if passed != tt.want {
 				t.Errorf("passed %d bytes, want %d", len(passed), len(tt.want))
 			}
-			if answered := strings.Contains(out.String(), "was skipped"); answered != tt.answered {
-				t.Errorf("answered %q, want an answer: %v", out.String(), tt.answered)
-			}
-			if cap(f.line) > 2*max {
-				t.Errorf("the filter holds %d bytes after a line of at most %d", cap(f.line), max)
+			if answered := strings.Contains(out, "was skipped"); answered != tt.answered {
+				t.Errorf("answered %q, want an answer: %v", out, tt.answered)
 			}
 		})
 	}
@@ -228,13 +214,14 @@ func BenchmarkLineFilter(b *testing.B) {
 		line := []byte(head + strings.Repeat("x", max(size-len(head)-len(tail), 0)) + tail + "\n")
 		b.Run(fmt.Sprintf("filter/%d bytes", len(line)), func(b *testing.B) {
 			in := bytes.NewReader(line)
-			f := newLineFilter(in, io.Discard, maxLineBytes, slog.New(slog.DiscardHandler))
+			f := &lineFilter{in: bufio.NewReaderSize(in, 64<<10), out: io.Discard, max: maxLineBytes, logger: slog.New(slog.DiscardHandler)}
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
 				in.Reset(line)
+				f.in.Reset(in)
 				f.err = nil
-				if _, err := f.nextMessage(); err != nil {
-					b.Fatal(err)
+				if n, err := io.Copy(io.Discard, f); err != nil || n != int64(len(line)) {
+					b.Fatalf("passed %d bytes: %v", n, err)
 				}
 			}
 		})
@@ -244,54 +231,6 @@ func BenchmarkLineFilter(b *testing.B) {
 				if _, err := jsonrpc.DecodeMessage(line); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
-	}
-}
-
-// TestStdioConnWrite checks that every message the connection writes is
-// one line that decodes to the message it was given, whether it takes the
-// path of a successful response or the SDK's own.
-func TestStdioConnWrite(t *testing.T) {
-	num, _ := jsonrpc.MakeID(float64(7))
-	str, _ := jsonrpc.MakeID("a<b>&\"c\"")
-	tests := []struct {
-		name string
-		msg  jsonrpc.Message
-	}{
-		{"result, number id", &jsonrpc.Response{ID: num, Result: json.RawMessage(`{"content":[{"type":"text","text":"x\ny"}],"structuredContent":{"total":1}}`)}},
-		{"result, string id", &jsonrpc.Response{ID: str, Result: json.RawMessage(`{}`)}},
-		{"result with a newline", &jsonrpc.Response{ID: num, Result: json.RawMessage("{\n\"a\": 1\n}")}},
-		{"error", &jsonrpc.Response{ID: num, Error: &jsonrpc.Error{Code: -32603, Message: "broken"}}},
-		{"notification", &jsonrpc.Request{Method: "notifications/tools/list_changed"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			c, err := stdioTransport(strings.NewReader(""), &out, slog.New(slog.DiscardHandler)).Connect(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Write(t.Context(), tt.msg); err != nil {
-				t.Fatal(err)
-			}
-			line, ok := strings.CutSuffix(out.String(), "\n")
-			if !ok || strings.Contains(line, "\n") {
-				t.Fatalf("wrote %q: want one line", out.String())
-			}
-			got, err := jsonrpc.DecodeMessage([]byte(line))
-			if err != nil {
-				t.Fatalf("wrote %q: %v", line, err)
-			}
-			want, _ := jsonrpc.EncodeMessage(tt.msg)
-			wantMsg, _ := jsonrpc.DecodeMessage(want)
-			gotJSON, _ := jsonrpc.EncodeMessage(got)
-			wantJSON, _ := jsonrpc.EncodeMessage(wantMsg)
-			var g, w any
-			json.Unmarshal(gotJSON, &g)
-			json.Unmarshal(wantJSON, &w)
-			if fmt.Sprint(g) != fmt.Sprint(w) {
-				t.Errorf("wrote %s, want %s", gotJSON, wantJSON)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -102,6 +103,10 @@ func main() {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "weather", Description: "Structured weather"}, func(_ context.Context, _ *mcp.CallToolRequest, in weatherIn) (*mcp.CallToolResult, weatherOut, error) {
 		return nil, weatherOut{City: in.City, Temperature: 21.5}, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "unsorted", Description: "Returns structured content as written: keys out of order, a number as 1.0"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		const out = `{"z":1,"a":[1.0]}`
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}, StructuredContent: json.RawMessage(out)}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns a text of the given size"}, func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
 		return text(strings.Repeat("x", in.Bytes)), nil, nil
