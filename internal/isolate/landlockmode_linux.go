@@ -115,7 +115,9 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 		r.notEnforced = append(r.notEnforced, `filesystem ([sandbox] filesystem = "host")`)
 	}
 	r.notEnforced = append(r.notEnforced, landlockNotEnforced...)
-	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", data, prog.Network, p.MemoryBytes, p.Processes)
+	// The private folder differs from run to run and does not make the
+	// sandbox another one: a run prepared in advance serves.
+	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", strings.ReplaceAll(string(data), private, "<private>"), prog.Network, p.MemoryBytes, p.Processes)
 	if err := r.pipes(); err != nil {
 		os.RemoveAll(private)
 		return nil, err
@@ -357,8 +359,41 @@ func wallMain() int {
 	return exitStart
 }
 
-// descendants returns the live processes below pid, from /proc.
+// descendants returns the live processes below pid: down the tree through
+// each task's children file, which costs what the run started, not what the
+// machine runs; a kernel without those files gets a scan of /proc.
 func descendants(pid int) []int {
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/children"); err != nil {
+		return scanDescendants(pid)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, t := range tasks {
+			data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(data)) {
+				c, err := strconv.Atoi(f)
+				if err != nil || slices.Contains(out, c) {
+					continue
+				}
+				if _, state, ok := procStat(c); ok && state != 'Z' && state != 'X' {
+					out = append(out, c)
+				}
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
+
+// scanDescendants is descendants from every process's parent in /proc.
+func scanDescendants(pid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
