@@ -58,6 +58,7 @@ smoke: deps build
 bench: deps build
     go test -run '^$' -bench . -benchtime 20x ./internal/capability/ ./internal/watch/
     go test -run '^$' -bench . -benchtime 2s ./internal/query/
+    go test -run '^$' -bench . -benchtime 20x ./internal/changes/
     go test -run '^$' -bench . -skip BesideGit -benchtime 20x ./internal/execute/
     go test -run '^$' -bench BesideGit -benchtime 9x ./internal/execute/
     go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/

@@ -1,4 +1,4 @@
-package execute
+package changes
 
 import (
 	"bytes"
@@ -293,12 +293,12 @@ func (x *gitIndex) matchesIndex(e indexEntry, st fileStat) bool {
 		st.mtime < x.modTime
 }
 
-// indexReader reads a repository's git index for one Executor and keeps
+// indexReader reads a repository's git index for one Recorder and keeps
 // what it read while the index file is unchanged. It decodes the index
 // itself rather than through go-git, whose decoder reads field by field,
-// hashes the whole file and refuses split and sparse indexes: at 50k
-// tracked files it cost ~100 ms, paid on every run after git rewrote the
-// index. A rewrite that changes only entries' stat data, modes or hashes
+// hashes the whole file and refuses split and sparse indexes, a cost paid
+// on every run after git rewrote the index (doc.go has the figures). A
+// rewrite that changes only entries' stat data, modes or hashes
 // (what `git status`, `git checkout -- .` or `git add` of a tracked file
 // do) is found by comparing the new file with the last one, at memory
 // speed, and costs no decoding.
@@ -306,7 +306,7 @@ func (x *gitIndex) matchesIndex(e indexEntry, st fileStat) bool {
 // An index it cannot decode is listed by `git ls-files --stage -z`
 // instead, once per index file, said once in the log.
 //
-// Not safe for concurrent use: its Executor's turn serializes the calls.
+// Not safe for concurrent use: its Recorder's caller serializes the calls.
 type indexReader struct {
 	logger *slog.Logger
 	last   *gitIndex
