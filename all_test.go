@@ -125,7 +125,7 @@ func TestImportViolations(t *testing.T) {
 func importViolations(pkgs []pkg) []string {
 	const sdk = "github.com/modelcontextprotocol/go-sdk"
 	rel := func(path string) string { return strings.TrimPrefix(path, module+"/") }
-	domain := []string{"capability", "query", "sandbox", "execute", "changes", "watch", "isolate"}
+	domain := []string{"capability", "query", "runfolder", "execute", "changes", "watch", "isolate"}
 	isDomain := func(p string) bool {
 		for _, d := range domain {
 			if p == "internal/"+d || strings.HasPrefix(p, "internal/"+d+"/") {

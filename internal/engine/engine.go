@@ -14,11 +14,11 @@ import (
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/query"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 )
 
 // Engine is one repository's live state: the current snapshot (registry and
-// sandbox), the query index and the executor. It is safe for concurrent use.
+// run folder), the query index and the executor. It is safe for concurrent use.
 type Engine struct {
 	root    string
 	environ []string
@@ -52,9 +52,9 @@ type Engine struct {
 type snapshot struct {
 	// base is the registry as loaded; reg is base with the wrapped
 	// servers' tools filled in, which everything else uses.
-	base    *capability.Registry
-	reg     *capability.Registry
-	sandbox *sandbox.Sandbox
+	base   *capability.Registry
+	reg    *capability.Registry
+	folder *runfolder.Folder
 }
 
 // Options configure Open.
@@ -102,12 +102,12 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	full := e.withTools(reg)
-	sb, err := sandbox.Prepare(root, full)
+	folder, err := runfolder.Prepare(root, full)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
-	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
 	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	e.logLoad("loaded", reg, start, "index", e.index.Stats())
 	return e, nil
@@ -184,7 +184,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	snap = e.snap.Load() // the servers it started may have listed their tools
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
-		Sandbox:        snap.sandbox,
+		Folder:         snap.folder,
 		Runtime:        cfg.Runtime,
 		Command:        cfg.Command,
 		Env:            append(snap.reg.Env.Environ(), relayEnv...),
@@ -243,7 +243,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	// the others keep their sessions.
 	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	full := e.withTools(reg)
-	sb, err := sandbox.Prepare(e.root, full)
+	folder, err := runfolder.Prepare(e.root, full)
 	if err != nil {
 		return fmt.Errorf("reload: prepare sandbox: %w (keeping the last good configuration)", err)
 	}
@@ -251,7 +251,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
 	}
-	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
 	e.logLoad("reloaded", reg, start, "index", stats)
 	e.reloaded(full)
 	return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
@@ -160,7 +160,7 @@ func (e *Engine) toolsChanged(id string) {
 	start := time.Now()
 	snap := e.snap.Load()
 	reg := e.withTools(snap.base)
-	sb, err := sandbox.Prepare(e.root, reg)
+	folder, err := runfolder.Prepare(e.root, reg)
 	if err != nil {
 		e.logger.Error("regenerate modules after a wrapped server changed", "capability", id, "error", err)
 		return
@@ -170,7 +170,7 @@ func (e *Engine) toolsChanged(id string) {
 		e.logger.Error("index tools after a wrapped server changed", "capability", id, "error", err)
 		return
 	}
-	e.snap.Store(&snapshot{base: snap.base, reg: reg, sandbox: sb})
+	e.snap.Store(&snapshot{base: snap.base, reg: reg, folder: folder})
 	e.reloaded(reg)
 	e.logger.Info("wrapped server tools updated", "capability", id, "duration", time.Since(start).Round(time.Microsecond), "index", stats)
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/changes"
 	"github.com/omnidev/omnidev/internal/isolate"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 )
 
 // MaxCodeBytes is the largest program Run accepts. A whole program an agent
@@ -33,7 +33,7 @@ var (
 )
 
 // Executor runs programs in one repository. Runs are serialized, within
-// the process and across processes: they share the sandbox's main.ts and
+// the process and across processes: they share the run folder's main.ts and
 // the worktree, and what a run changed is only meaningful if no other run
 // changes files at the same time.
 type Executor struct {
@@ -94,8 +94,10 @@ func (e *Executor) Warm() {
 // the runtime when Env's PATH does not.
 type Request struct {
 	// Code is the whole TypeScript file, written verbatim to main.ts.
-	Code    string
-	Sandbox *sandbox.Sandbox
+	Code string
+	// Folder is the run folder main.ts is written to, and the runner in it
+	// the runtime runs.
+	Folder *runfolder.Folder
 	// Runtime is a preset (bun, deno, node) used when Command is empty;
 	// Command is an explicit argv, to which the runner's path is appended.
 	// A relative program path with a slash is relative to the repository root.
@@ -178,7 +180,7 @@ type DiffStat struct {
 	Deletions  int `json:"deletions"`
 }
 
-// Run writes req.Code to the sandbox, runs it with the runtime from the
+// Run writes req.Code to the run folder, runs it with the runtime from the
 // repository root and reports its output and what it changed. Runs wait for
 // one another, in this process and in others (.omni/run.lock); a run still
 // waiting returns ctx's error when ctx is done. A
@@ -208,13 +210,13 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer unlock()
 
-	if err := req.Sandbox.WriteMain(req.Code); err != nil {
+	if err := req.Folder.WriteMain(req.Code); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
 	prog := isolate.Program{
 		Path:    path,
-		Args:    argv(req.Runtime, req.Command, req.Sandbox),
+		Args:    argv(req.Runtime, req.Command, req.Folder),
 		Root:    e.root,
 		Dir:     e.root,
 		Env:     req.Env,
@@ -354,8 +356,8 @@ func validate(req Request) error {
 		return fmt.Errorf("%w: %d bytes, the limit is %d; move data into a file the program reads", ErrCodeTooLarge, len(req.Code), MaxCodeBytes)
 	case req.Timeout <= 0:
 		return fmt.Errorf("%w: the timeout must be positive, got %v", ErrInvalidTimeout, req.Timeout)
-	case req.Sandbox == nil:
-		return errors.New("run: no sandbox prepared")
+	case req.Folder == nil:
+		return errors.New("run: no run folder prepared")
 	case req.MaxOutputBytes <= 0:
 		return fmt.Errorf("run: max output bytes must be positive, got %d", req.MaxOutputBytes)
 	}

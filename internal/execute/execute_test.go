@@ -20,7 +20,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/isolate"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -613,7 +613,7 @@ func TestRunRuntimes(t *testing.T) {
 			testrepo.WriteFiles(t, dir, map[string]string{
 				"index.ts": "export function double(n: number): number { return n * 2; }\n",
 			})
-			sb, err := sandbox.Prepare(root, &capability.Registry{Root: root,
+			sb, err := runfolder.Prepare(root, &capability.Registry{Root: root,
 				Capabilities: []*capability.Capability{{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"}},
 				Unavailable:  []*capability.Capability{{ID: "gh", Module: "github", Error: "GH_TOKEN is not set"}}})
 			if err != nil {
