@@ -69,6 +69,10 @@ type Options struct {
 	// ServersOnDemand starts wrapped MCP servers when a program imports
 	// them (omnidev exec) instead of in the background at Open (serve).
 	ServersOnDemand bool
+	// OnIndexBuild is the process's memory policy while the query index is
+	// built from nothing (see query.Options.OnBuild); nil leaves the
+	// process alone. The engine sets no process-wide setting itself.
+	OnIndexBuild func() (end func(docs int))
 }
 
 // Open loads the repository at root, opens (or builds) its index and
@@ -93,7 +97,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Join(root, ".omni", "state"), 0o755); err != nil {
 		return nil, fmt.Errorf("create .omni/state: %w", err)
 	}
-	if err := e.openIndex(ctx, reg); err != nil {
+	if err := e.openIndex(ctx, reg, query.Options{Logger: logger, OnBuild: opts.OnIndexBuild}); err != nil {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
@@ -116,15 +120,15 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 // openIndex opens the repository's index in .omni/index. When another
 // omnidev process holds it (several servers may serve one repository), it
 // builds a private index in a temporary folder instead, removed at Close.
-func (e *Engine) openIndex(ctx context.Context, reg *capability.Registry) error {
-	idx, err := query.Open(ctx, filepath.Join(e.root, ".omni", "index"), reg, e.logger)
+func (e *Engine) openIndex(ctx context.Context, reg *capability.Registry, opts query.Options) error {
+	idx, err := query.Open(ctx, filepath.Join(e.root, ".omni", "index"), reg, opts)
 	if errors.Is(err, query.ErrLocked) {
 		tmp, terr := os.MkdirTemp("", "omnidev-index-*")
 		if terr != nil {
 			return fmt.Errorf("create private index folder: %w", terr)
 		}
 		e.logger.Info("index in use by another omnidev process; using a private one", "dir", tmp)
-		if idx, err = query.Open(ctx, tmp, reg, e.logger); err != nil {
+		if idx, err = query.Open(ctx, tmp, reg, opts); err != nil {
 			os.RemoveAll(tmp)
 		} else {
 			e.indexTmp = tmp
