@@ -25,7 +25,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
-	"golang.org/x/sys/unix"
 )
 
 // repository is the git side of a root: the repository's storage (for
@@ -388,22 +387,20 @@ func (ir *indexReader) mapFile(path string) (data []byte, key fileStat, release 
 		return nil, fileStat{}, release, err
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if key, err = statOpen(f); err != nil {
 		return nil, fileStat{}, release, fmt.Errorf("stat %s: %w", path, err)
 	}
-	key = fileStatOf(&st)
 	if ir.last != nil && ir.last.file == key || key == ir.failed {
 		return nil, key, release, nil
 	}
-	if st.Size == 0 {
+	if key.size == 0 {
 		return []byte{}, key, release, nil // not an index: decoding says so
 	}
-	data, err = unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	data, unmap, err := mapOpen(f, key.size)
 	if err != nil {
 		return nil, key, release, fmt.Errorf("map %s: %w", path, err)
 	}
-	return data, key, func() { unix.Munmap(data) }, nil
+	return data, key, unmap, nil
 }
 
 // decodeMapped decodes a mapped index file. A program that truncated the

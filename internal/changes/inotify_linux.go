@@ -116,6 +116,10 @@ func (n *inotify) close() error {
 	return unix.Close(n.fd)
 }
 
+// closeFD closes an inotify instance's descriptor: the cleanup of one
+// dropped without close.
+func closeFD(fd int) { unix.Close(fd) }
+
 // The inotify event bits the tracker reads.
 const (
 	inQOverflow  = unix.IN_Q_OVERFLOW

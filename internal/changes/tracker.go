@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -15,7 +17,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"golang.org/x/sys/unix"
 )
 
 // trackerRetry is how long a Recorder walks the worktree after the
@@ -179,7 +180,7 @@ func (k *tracker) build(ctx context.Context) error {
 		return err
 	}
 	// A safety net for a Recorder dropped without Close; close stops it.
-	k.in, k.cleanup = in, runtime.AddCleanup(in, func(fd int) { unix.Close(fd) }, in.fd)
+	k.in, k.cleanup = in, runtime.AddCleanup(in, closeFD, in.fd)
 	start := time.Now()
 	r, err := openRepository(k.root)
 	if err != nil {
@@ -199,7 +200,7 @@ func (k *tracker) build(ctx context.Context) error {
 		case err == nil:
 		case isNotExist(err):
 			return nil // gone: the read fails too
-		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		case errors.Is(err, fs.ErrPermission): // EACCES, EPERM
 			// Not readable to us (inotify needs read permission, as
 			// listing does): left out, as the walk leaves out a folder
 			// it cannot read.
@@ -584,6 +585,6 @@ func joinRel(dir, name string) string {
 }
 
 func isDir(path string) bool {
-	var st unix.Stat_t
-	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }

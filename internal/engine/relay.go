@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
@@ -84,7 +83,7 @@ func removeStaleSockets(dir string, logger *slog.Logger) {
 		if !ok || err != nil || pid <= 0 || ent.Type()&fs.ModeSocket == 0 {
 			continue
 		}
-		if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if !processGone(pid) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, ent.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {

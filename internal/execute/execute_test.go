@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -173,7 +172,7 @@ func requireGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if !testrepo.Alive(pid) {
 			return
 		}
 		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
@@ -182,7 +181,7 @@ func requireGone(t *testing.T, pid int) {
 			}
 		}
 		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
+			testrepo.Kill(pid)
 			t.Fatalf("process %d still runs after the run ended", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -230,7 +229,7 @@ func TestRunEscapedChildDoesNotHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := pidOf(t, res.Stdout)
-	syscall.Kill(pid, syscall.SIGKILL)
+	testrepo.Kill(pid)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d, stderr %q", res.ExitCode, res.Stderr)
 	}
