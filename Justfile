@@ -36,9 +36,9 @@ lint:
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
 
-# Build and vet for macOS (amd64 and arm64): it has no namespaces, and must still build.
+# Build and vet for macOS (amd64, arm64) and Windows (amd64): no namespaces there, runs not isolated, and it must still build.
 cross:
-    for arch in amd64 arm64; do GOOS=darwin GOARCH=$arch go build ./... && GOOS=darwin GOARCH=$arch go vet ./...; done
+    for target in darwin/amd64 darwin/arm64 windows/amd64; do GOOS=${target%/*} GOARCH=${target#*/} go build ./... && GOOS=${target%/*} GOARCH=${target#*/} go vet ./... || exit 1; done
 
 # Format the code.
 fmt:
@@ -58,6 +58,7 @@ smoke: deps build
 bench: deps build
     go test -run '^$' -bench . -benchtime 20x ./internal/capability/ ./internal/watch/
     go test -run '^$' -bench . -benchtime 2s ./internal/query/
+    go test -run '^$' -bench . -benchtime 20x ./internal/changes/
     go test -run '^$' -bench . -skip BesideGit -benchtime 20x ./internal/execute/
     go test -run '^$' -bench BesideGit -benchtime 9x ./internal/execute/
     go test -run '^$' -bench 'Query$' -benchtime 1000x ./internal/server/

@@ -92,6 +92,10 @@ func TestImportViolations(t *testing.T) {
 		{"the relay and the server together", []pkg{
 			{ImportPath: in("relay"), Imports: []string{in("server")}, Deps: []string{in("server")}},
 		}, []string{"relay depends on internal/server"}},
+		{"the changes of a run, and the runs", []pkg{
+			{ImportPath: in("execute"), Imports: []string{in("changes"), in("isolate")}, Deps: []string{in("changes"), in("isolate")}},
+			{ImportPath: in("changes"), Imports: []string{in("isolate")}, Deps: []string{in("isolate")}},
+		}, []string{"changes depends on internal/isolate"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := importViolations(tc.pkgs)
@@ -114,11 +118,14 @@ func TestImportViolations(t *testing.T) {
 //     not even through another package, so they stay testable without MCP;
 //   - a domain package never depends on the engine (the engine composes
 //     them, not the other way round);
-//   - only cmd/omnidev imports internal/server.
+//   - only cmd/omnidev imports internal/server;
+//   - internal/changes depends on no other package of the module: it
+//     reads a worktree and its git index, and knows nothing of the
+//     programs whose changes it finds, nor of configuration.
 func importViolations(pkgs []pkg) []string {
 	const sdk = "github.com/modelcontextprotocol/go-sdk"
 	rel := func(path string) string { return strings.TrimPrefix(path, module+"/") }
-	domain := []string{"capability", "query", "sandbox", "execute", "watch", "isolate"}
+	domain := []string{"capability", "query", "runfolder", "execute", "changes", "watch", "isolate"}
 	isDomain := func(p string) bool {
 		for _, d := range domain {
 			if p == "internal/"+d || strings.HasPrefix(p, "internal/"+d+"/") {
@@ -147,6 +154,8 @@ func importViolations(pkgs []pkg) []string {
 				out = append(out, fmt.Sprintf("%s depends on internal/server; only cmd/omnidev may", name))
 			case dep == "internal/relay" && name == "internal/server":
 				out = append(out, "internal/server depends on internal/relay; the two sides of MCP stay apart")
+			case name == "internal/changes" && strings.HasPrefix(d, module+"/internal/"):
+				out = append(out, fmt.Sprintf("internal/changes depends on %s; what a run changed is found from the worktree alone", dep))
 			}
 		}
 	}

@@ -26,12 +26,14 @@ type command struct {
 }
 
 // cliEnv is what every subcommand may use: the standard streams, the
-// process environment and the --dir given before the subcommand.
+// process environment, the --dir given before the subcommand, and the
+// process's memory policy while an index is built.
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dir            string
 	environ        []string
+	memory         *indexBuildMemory
 }
 
 func commands() []command {
@@ -67,7 +69,7 @@ func (e *exitError) Unwrap() error { return e.err }
 var errUsage = errors.New("usage")
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr, environ: os.Environ()}
+	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr, environ: os.Environ(), memory: &indexBuildMemory{}}
 	global := flag.NewFlagSet("omnidev", flag.ContinueOnError)
 	global.SetOutput(stderr)
 	global.StringVar(&env.dir, "dir", "", "repository `folder` (default: walk up to the folder holding omni/, else the git root)")
@@ -176,7 +178,7 @@ func (env *cliEnv) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, root, engine.Options{Environ: env.environ, NewRelay: newRelay, ServersOnDemand: true})
+	return engine.Open(ctx, root, engine.Options{Environ: env.environ, NewRelay: newRelay, ServersOnDemand: true, OnIndexBuild: env.memory.enter})
 }
 
 // printJSON prints v as the tools' JSON, indented for people, with <, >

@@ -46,7 +46,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	return server.Serve(ctx, server.ServeOptions{
 		Root: root, Version: versionString(), Environ: env.environ, Logger: logger,
-		HTTPAddr: *httpAddr, Token: *token, NewRelay: newRelay,
+		HTTPAddr: *httpAddr, Token: *token, NewRelay: newRelay, OnIndexBuild: env.memory.enter,
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/engine"
@@ -62,12 +61,12 @@ func runStop(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "process %d named by %s is already gone; nothing to stop\n", st.PID, engine.PIDFileName)
 		return nil
 	}
-	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil {
+	if err := askToStop(st.PID); err != nil {
 		return fmt.Errorf("signal process %d: %w", st.PID, err)
 	}
 	deadline := time.Now().Add(stopWait)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(st.PID, 0) != nil {
+		if !processExists(st.PID) {
 			fmt.Fprintf(env.stdout, "stopped server %d\n", st.PID)
 			return nil
 		}

@@ -1,6 +1,6 @@
 // Package engine is one repository's live state, shared by `omnidev serve`
 // and the CLI's query and exec commands, so the tools and the CLI always give
-// the same answers: the capability registry and sandbox snapshot (swapped
+// the same answers: the capability registry and run folder snapshot (swapped
 // whole on reload), the query index, the executor (which serializes runs,
 // across processes too), the PID and server-info files, the reload watcher
 // and doctor.

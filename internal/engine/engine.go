@@ -14,11 +14,11 @@ import (
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/query"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 )
 
 // Engine is one repository's live state: the current snapshot (registry and
-// sandbox), the query index and the executor. It is safe for concurrent use.
+// run folder), the query index and the executor. It is safe for concurrent use.
 type Engine struct {
 	root    string
 	environ []string
@@ -56,9 +56,9 @@ type Engine struct {
 type snapshot struct {
 	// base is the registry as loaded; reg is base with the wrapped
 	// servers' tools filled in, which everything else uses.
-	base    *capability.Registry
-	reg     *capability.Registry
-	sandbox *sandbox.Sandbox
+	base   *capability.Registry
+	reg    *capability.Registry
+	folder *runfolder.Folder
 }
 
 // Options configure Open.
@@ -73,6 +73,10 @@ type Options struct {
 	// ServersOnDemand starts wrapped MCP servers when a program imports
 	// them (omnidev exec) instead of in the background at Open (serve).
 	ServersOnDemand bool
+	// OnIndexBuild is the process's memory policy while the query index is
+	// built from nothing (see query.Options.OnBuild); nil leaves the
+	// process alone. The engine sets no process-wide setting itself.
+	OnIndexBuild func() (end func(docs int))
 }
 
 // Open loads the repository at root, opens (or builds) its index and
@@ -97,7 +101,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Join(root, ".omni", "state"), 0o755); err != nil {
 		return nil, fmt.Errorf("create .omni/state: %w", err)
 	}
-	if err := e.openIndex(ctx, reg); err != nil {
+	if err := e.openIndex(ctx, reg, query.Options{Logger: logger, OnBuild: opts.OnIndexBuild}); err != nil {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
@@ -106,12 +110,12 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	full := e.withTools(reg)
-	sb, err := sandbox.Prepare(root, full)
+	folder, err := runfolder.Prepare(root, full)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
-	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
 	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	e.logLoad("loaded", reg, start, "index", e.index.Stats())
 	return e, nil
@@ -120,15 +124,15 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 // openIndex opens the repository's index in .omni/index. When another
 // omnidev process holds it (several servers may serve one repository), it
 // builds a private index in a temporary folder instead, removed at Close.
-func (e *Engine) openIndex(ctx context.Context, reg *capability.Registry) error {
-	idx, err := query.Open(ctx, filepath.Join(e.root, ".omni", "index"), reg, e.logger)
+func (e *Engine) openIndex(ctx context.Context, reg *capability.Registry, opts query.Options) error {
+	idx, err := query.Open(ctx, filepath.Join(e.root, ".omni", "index"), reg, opts)
 	if errors.Is(err, query.ErrLocked) {
 		tmp, terr := os.MkdirTemp("", "omnidev-index-*")
 		if terr != nil {
 			return fmt.Errorf("create private index folder: %w", terr)
 		}
 		e.logger.Info("index in use by another omnidev process; using a private one", "dir", tmp)
-		if idx, err = query.Open(ctx, tmp, reg, e.logger); err != nil {
+		if idx, err = query.Open(ctx, tmp, reg, opts); err != nil {
 			os.RemoveAll(tmp)
 		} else {
 			e.indexTmp = tmp
@@ -190,7 +194,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	snap = e.snap.Load() // the servers it started may have listed their tools
 	return e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
-		Sandbox:        snap.sandbox,
+		Folder:         snap.folder,
 		Runtime:        cfg.Runtime,
 		Command:        cfg.Command,
 		Env:            append(snap.reg.Env.Environ(), relayEnv...),
@@ -251,7 +255,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	// the others keep their sessions.
 	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	full := e.withTools(reg)
-	sb, err := sandbox.Prepare(e.root, full)
+	folder, err := runfolder.Prepare(e.root, full)
 	if err != nil {
 		return fmt.Errorf("reload: prepare sandbox: %w (keeping the last good configuration)", err)
 	}
@@ -259,7 +263,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
 	}
-	e.snap.Store(&snapshot{base: reg, reg: full, sandbox: sb})
+	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
 	e.logLoad("reloaded", reg, start, "index", stats)
 	e.reloaded(full)
 	return nil

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -106,7 +105,7 @@ func ReadServerStatus(root string) (ServerStatus, error) {
 // isOmnidev reports whether pid is a live omnidev process. The name check
 // guards against a reused PID naming some unrelated process.
 func isOmnidev(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if processGone(pid) {
 		return false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

@@ -1,7 +1,8 @@
+//go:build unix
+
 package execute
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/testrepo"
@@ -30,7 +29,6 @@ const largeBenchEnv = "OMNIDEV_BENCH_LARGE"
 //	bun         a bare `bun <program>` (what the program costs anyway)
 //	run         Executor.Run of the same program
 //	git-status  `git status --porcelain` (the yardstick for a worktree scan)
-//	snapshot    the change detection alone (two walks), without a program
 //	overhead    run - bun, in ms and as a multiple of git status, and the
 //	            test process's resident memory (rss-MB) once it has run
 //
@@ -38,7 +36,8 @@ const largeBenchEnv = "OMNIDEV_BENCH_LARGE"
 // children's), which load from other processes does not inflate as it does
 // wall time. overhead measures bun, run and git status back to back in
 // each iteration and reports medians, so that a burst of load on a shared
-// machine hits all three alike.
+// machine hits all three alike. The change detection alone, without a
+// program, is internal/changes's BenchmarkSnapshot.
 //
 // Run it with: go test -run '^$' -bench BenchmarkRun -benchtime 40x ./internal/execute/
 func BenchmarkRun(b *testing.B) {
@@ -78,27 +77,11 @@ func BenchmarkRun(b *testing.B) {
 				}
 			}
 			status := func(b *testing.B) { testrepo.Git(b, root, "status", "--porcelain") }
-			indexes := newIndexReader(nil)
-			snapshot := func(b *testing.B) {
-				s, err := takeSnapshot(b.Context(), root, indexes)
-				if err != nil {
-					b.Fatal(err)
-				}
-				f, err := os.OpenFile(filepath.Join(root, testrepo.Path(789)), os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				f.WriteString("edit\n")
-				f.Close()
-				if _, err := s.changes(b.Context()); err != nil {
-					b.Fatal(err)
-				}
-			}
 
 			for _, sub := range []struct {
 				name string
 				op   func(*testing.B)
-			}{{"bun", bare}, {"run", run}, {"git-status", status}, {"snapshot", snapshot}} {
+			}{{"bun", bare}, {"run", run}, {"git-status", status}} {
 				b.Run(sub.name, func(b *testing.B) {
 					cpu := cpuTime()
 					for b.Loop() {
@@ -328,75 +311,6 @@ func BenchmarkRunBesideGit(b *testing.B) {
 			w, c := report(b, first, r.name, "first-ms"), report(b, firstCPU, r.name, "first-cpu-ms")
 			b.ReportMetric(float64(w)/float64(median(steady[r.name])), r.name+"-x-steady")
 			b.ReportMetric(float64(c)/float64(median(steadyCPU[r.name])), r.name+"-cpu-x-steady")
-		}
-	})
-}
-
-// BenchmarkIndexRead reads a git index of 50k entries three ways: after a
-// rewrite that changed three entries' stat data (what `git status` or `git
-// checkout -- .` leave behind), whole (a first read, or a rewrite that
-// added or removed entries), and with go-git's decoder, which this
-// package used before.
-//
-// Run it with: go test -run '^$' -bench BenchmarkIndexRead -benchtime 20x ./internal/execute/
-func BenchmarkIndexRead(b *testing.B) {
-	const n = 50_000
-	root := testrepo.New(b, map[string]string{"a.txt": "a\n"})
-	blob := strings.TrimSpace(testrepo.Git(b, root, "hash-object", "-w", "a.txt"))
-	var entries strings.Builder
-	for i := range n {
-		fmt.Fprintf(&entries, "100644 %s\t%s\n", blob, testrepo.Path(i))
-	}
-	gitStdin(b, root, entries.String(), "update-index", "--index-info")
-	r, err := openRepository(root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(r.gitDir, "index"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The same index, rewritten with three entries' mtimes changed.
-	rewritten := r
-	rewritten.gitDir = b.TempDir()
-	f, err := parseIndexFile(bytes.Clone(data))
-	if err != nil {
-		b.Fatal(err)
-	}
-	changed := bytes.Clone(data)
-	for _, i := range []int{0, 123, 456} {
-		changed[f.entries[i].off+entryMtime+3]++
-	}
-	if err := os.WriteFile(filepath.Join(rewritten.gitDir, "index"), changed, 0o644); err != nil {
-		b.Fatal(err)
-	}
-
-	b.Run("rewrite", func(b *testing.B) {
-		ir := newIndexReader(nil)
-		first := ir.read(b.Context(), r)
-		if first.len() != n+1 {
-			b.Fatalf("%d entries, want %d", first.len(), n+1)
-		}
-		for i := 0; b.Loop(); i++ {
-			next := []repository{rewritten, r}[i%2]
-			if x := ir.read(b.Context(), next); !x.sameFiles(first) || x.changed == nil {
-				b.Fatal("the rewrite was decoded again")
-			}
-		}
-	})
-	b.Run("whole", func(b *testing.B) {
-		for b.Loop() {
-			if newIndexReader(nil).read(b.Context(), r).len() != n+1 {
-				b.Fatal("entries missing")
-			}
-		}
-	})
-	b.Run("go-git", func(b *testing.B) {
-		for b.Loop() {
-			var idx index.Index
-			if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil || len(idx.Entries) != n+1 {
-				b.Fatal(err)
-			}
 		}
 	})
 }

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnidev/omnidev/internal/changes"
 	"github.com/omnidev/omnidev/internal/isolate"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 )
 
 // MaxCodeBytes is the largest program Run accepts. A whole program an agent
@@ -32,7 +33,7 @@ var (
 )
 
 // Executor runs programs in one repository. Runs are serialized, within
-// the process and across processes: they share the sandbox's main.ts and
+// the process and across processes: they share the run folder's main.ts and
 // the worktree, and what a run changed is only meaningful if no other run
 // changes files at the same time.
 type Executor struct {
@@ -45,39 +46,13 @@ type Executor struct {
 	// lock serializes runs with other processes' (see runLock); taken
 	// while holding turn.
 	lock runLock
-	// life ends at Close: it stops a baseline being built in the
-	// background.
-	life context.Context
-	end  context.CancelFunc
-	// indexes reads the git index, reused while the index file is
-	// unchanged. Guarded by turn, as is everything below.
-	indexes *indexReader
-	// tracker keeps the baseline between runs (see tracker). Without
-	// Warm, the first run walks the worktree before and after, and the
-	// tracker's baseline is built in the background after it: a single
-	// run, as the CLI's exec does, never waits for watching a worktree it
-	// will not see again.
-	tracker *tracker
-	// build is the tracker's baseline being built in the background; until
-	// it is done, it owns the tracker. nil when none is.
-	build *backgroundBuild
+	// recorder finds what each run changed. Guarded by turn, as is
+	// everything below.
+	recorder *changes.Recorder
 	// spare is an isolated run started in advance for the next run (see
 	// prepareSpare); nil when there is none.
-	spare *process
-	// noTrackUntil: after the tracker failed, runs walk until then.
-	noTrackUntil time.Time
-	// failing is set once a tracker failure was warned about, until the
-	// tracker works again: the warning is said once.
-	failing bool
-	closed  bool
-	// addWatch replaces inotify_add_watch in tests; nil is the real one.
-	addWatch func(fd int, path string, mask uint32) (int, error)
-}
-
-// backgroundBuild is a build of the tracker's baseline off the run path.
-type backgroundBuild struct {
-	done chan struct{} // closed when it ends
-	err  error         // set before done is closed
+	spare  *process
+	closed bool
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -89,10 +64,9 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	life, end := context.WithCancel(context.Background())
 	return &Executor{root: root, iso: isolate.New(), logger: logger, turn: make(chan struct{}, 1),
-		lock: runLock{path: filepath.Join(root, ".omni", "run.lock")},
-		life: life, end: end, indexes: newIndexReader(logger)}
+		lock:     runLock{path: filepath.Join(root, ".omni", "run.lock")},
+		recorder: changes.NewRecorder(root, logger)}
 }
 
 // Warm starts building, in the background, the baseline that lets runs
@@ -111,7 +85,7 @@ func (e *Executor) Warm() {
 	}()
 	e.turn <- struct{}{}
 	defer func() { <-e.turn }()
-	e.startBuild()
+	e.recorder.Warm()
 }
 
 // Request is one program to run. The caller resolves configuration: Run
@@ -120,8 +94,10 @@ func (e *Executor) Warm() {
 // the runtime when Env's PATH does not.
 type Request struct {
 	// Code is the whole TypeScript file, written verbatim to main.ts.
-	Code    string
-	Sandbox *sandbox.Sandbox
+	Code string
+	// Folder is the run folder main.ts is written to, and the runner in it
+	// the runtime runs.
+	Folder *runfolder.Folder
 	// Runtime is a preset (bun, deno, node) used when Command is empty;
 	// Command is an explicit argv, to which the runner's path is appended.
 	// A relative program path with a slash is relative to the repository root.
@@ -169,14 +145,14 @@ type Result struct {
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
 	// ChangedFiles, DiffStat and Changes cover what this run changed,
-	// against each file's content just before it: see Change. DiffStat
+	// against each file's content just before it: see changes.Change. DiffStat
 	// counts every change; ChangedFiles and Changes list at most
 	// MaxListedChanges of them (see setChanges) and ChangesOmitted says how
 	// many more there are.
-	ChangedFiles   []string `json:"changed_files"`
-	DiffStat       DiffStat `json:"diff_stat"`
-	Changes        []Change `json:"changes"`
-	ChangesOmitted int      `json:"changes_omitted"`
+	ChangedFiles   []string         `json:"changed_files"`
+	DiffStat       DiffStat         `json:"diff_stat"`
+	Changes        []changes.Change `json:"changes"`
+	ChangesOmitted int              `json:"changes_omitted"`
 	// DurationMS is the program's wall time, from the moment it is let run
 	// (after the worktree is recorded) to its exit.
 	DurationMS int64     `json:"duration_ms"`
@@ -204,7 +180,7 @@ type DiffStat struct {
 	Deletions  int `json:"deletions"`
 }
 
-// Run writes req.Code to the sandbox, runs it with the runtime from the
+// Run writes req.Code to the run folder, runs it with the runtime from the
 // repository root and reports its output and what it changed. Runs wait for
 // one another, in this process and in others (.omni/run.lock); a run still
 // waiting returns ctx's error when ctx is done. A
@@ -234,13 +210,13 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer unlock()
 
-	if err := req.Sandbox.WriteMain(req.Code); err != nil {
+	if err := req.Folder.WriteMain(req.Code); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
 	prog := isolate.Program{
 		Path:    path,
-		Args:    argv(req.Runtime, req.Command, req.Sandbox),
+		Args:    argv(req.Runtime, req.Command, req.Folder),
 		Root:    e.root,
 		Dir:     e.root,
 		Env:     req.Env,
@@ -252,26 +228,10 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	// The runtime boots, held at the gate, while the worktree is recorded.
 	t1 := time.Now()
-	if err := e.awaitBuild(ctx); err != nil {
+	before, err := e.recorder.Before(ctx)
+	if err != nil {
 		p.abort()
-		return nil, fmt.Errorf("wait for the worktree baseline: %w", err)
-	}
-	tracked := e.tracker != nil && !e.closed
-	var before *snapshot
-	if tracked {
-		if before, err = e.tracker.prepare(ctx); err != nil {
-			if ctx.Err() != nil {
-				err = nil // not the tracker's failure; the walk fails too
-			}
-			e.stopTracking(err)
-			tracked = false
-		}
-	}
-	if !tracked {
-		if before, err = takeSnapshot(ctx, e.root, e.indexes); err != nil {
-			p.abort()
-			return nil, fmt.Errorf("record the worktree before the run: %w", err)
-		}
+		return nil, err
 	}
 	if err := p.run.Ready(); err != nil {
 		p.abort()
@@ -306,34 +266,17 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	redact(res, req.Secrets)
 	// A cancelled run still reports what it changed: the CLI prints it
 	// after ^C, and the walk is bounded.
-	var changes []Change
-	if tracked {
-		changes, err = e.tracker.report(context.WithoutCancel(ctx))
-		if e.tracker.broken != nil {
-			e.stopTracking(e.tracker.broken)
-		}
-	} else {
-		changes, err = before.changes(context.WithoutCancel(ctx))
-	}
+	changed, err := before.Changes(context.WithoutCancel(ctx))
 	if err != nil {
-		e.stopTracking(nil)
-		return nil, fmt.Errorf("find what the run changed: %w", err)
-	}
-	if tracked && e.tracker != nil {
-		e.failing = false
-	}
-	// The next run needs a baseline: this one's was rebuilt if events
-	// could not tell what the run changed, or there was none.
-	if e.tracker == nil || e.tracker.stale {
-		e.startBuild()
+		return nil, err
 	}
 	if req.Isolation != nil {
 		go e.prepareSpare(prog, req.Isolation)
 	}
-	res.setChanges(changes)
+	res.setChanges(changed)
 	e.logger.Debug("run finished",
 		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
-		"changed", res.DiffStat.Files, "files", len(before.pos), "tracked", tracked,
+		"changed", res.DiffStat.Files, "files", before.Files(), "tracked", before.Tracked(),
 		"start", t1.Sub(t0).Round(time.Microsecond),
 		"snapshot", t2.Sub(t1).Round(time.Microsecond),
 		"program", t3.Sub(t2).Round(time.Microsecond),
@@ -389,95 +332,20 @@ func (e *Executor) prepareSpare(prog isolate.Program, policy *isolate.Policy) {
 	e.spare = p
 }
 
-// Close stops keeping track of the worktree between runs (it stops a
-// baseline being built and releases the inotify instance and the
-// baseline). It waits for a run in progress. Runs after Close still work,
-// walking the worktree before and after.
+// Close stops keeping track of the worktree between runs (see
+// changes.Recorder.Close) and releases the run prepared in advance. It
+// waits for a run in progress. Runs after Close still work, walking the
+// worktree before and after.
 func (e *Executor) Close() error {
-	e.end()
 	e.turn <- struct{}{}
 	defer func() { <-e.turn }()
 	e.closed = true
-	if e.build != nil {
-		<-e.build.done
-		e.build = nil
-	}
-	e.stopTracking(nil)
+	e.recorder.Close()
 	if e.spare != nil {
 		e.spare.abort()
 		e.spare = nil
 	}
 	return nil
-}
-
-// startBuild builds the tracker's baseline from scratch in the background,
-// unless the Executor is closed, backing off after a failure, or building
-// already. Called under the turn.
-func (e *Executor) startBuild() {
-	if e.closed || e.build != nil || time.Now().Before(e.noTrackUntil) {
-		return
-	}
-	if e.tracker == nil {
-		e.tracker = newTracker(e.root, e.logger, e.addWatch)
-		e.tracker.indexes = e.indexes
-	}
-	b := &backgroundBuild{done: make(chan struct{})}
-	e.build = b
-	k := e.tracker
-	go func() {
-		defer close(b.done)
-		start := time.Now()
-		if b.err = k.build(e.life); b.err == nil {
-			e.logger.Debug("worktree baseline built", "files", len(k.snap.pos), "dirs", len(k.dirs),
-				"duration", time.Since(start).Round(time.Microsecond))
-		}
-	}()
-}
-
-// awaitBuild waits for a baseline being built in the background, under
-// the turn, and stops tracking if the build failed. It returns ctx's error
-// if ctx ends first; the build goes on.
-func (e *Executor) awaitBuild(ctx context.Context) error {
-	b := e.build
-	if b == nil {
-		return nil
-	}
-	select {
-	case <-b.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	e.build = nil
-	if b.err != nil {
-		e.stopTracking(b.err)
-	}
-	return nil
-}
-
-// stopTracking drops the tracker after err (nil: on purpose). After a
-// failure, runs walk the worktree for a while: whatever made the tracker
-// fail (the inotify limits, a folder it cannot handle) rarely goes away
-// within seconds, and every try costs a walk. The first failure is
-// warned about; those that follow until the tracker works again are not.
-func (e *Executor) stopTracking(err error) {
-	if e.tracker != nil {
-		e.tracker.close()
-		e.tracker = nil
-	}
-	if err == nil {
-		return
-	}
-	e.noTrackUntil = time.Now().Add(trackerRetry)
-	level := slog.LevelWarn
-	if e.failing {
-		level = slog.LevelDebug
-	}
-	e.failing = true
-	msg := "cannot keep track of the worktree; finding what runs changed by walking it"
-	if errors.Is(err, errWatchLimit) {
-		msg = "file watcher unavailable; finding what runs changed by walking the worktree"
-	}
-	e.logger.Log(context.Background(), level, msg, "err", err, "retry", trackerRetry)
 }
 
 func validate(req Request) error {
@@ -488,8 +356,8 @@ func validate(req Request) error {
 		return fmt.Errorf("%w: %d bytes, the limit is %d; move data into a file the program reads", ErrCodeTooLarge, len(req.Code), MaxCodeBytes)
 	case req.Timeout <= 0:
 		return fmt.Errorf("%w: the timeout must be positive, got %v", ErrInvalidTimeout, req.Timeout)
-	case req.Sandbox == nil:
-		return errors.New("run: no sandbox prepared")
+	case req.Folder == nil:
+		return errors.New("run: no run folder prepared")
 	case req.MaxOutputBytes <= 0:
 		return fmt.Errorf("run: max output bytes must be positive, got %d", req.MaxOutputBytes)
 	}
@@ -519,29 +387,29 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 // reads whole; diff_stat still counts them, and git lists them all.
 const MaxListedChanges = 200
 
-// setChanges fills the change fields from changes, which are in path order.
+// setChanges fills the change fields from all, which are in path order.
 // Past MaxListedChanges, the largest changes (lines inserted plus deleted)
 // are the ones listed: a hand edit stays visible among generated files.
 // Slices are never nil, so JSON shows [].
-func (r *Result) setChanges(changes []Change) {
-	r.DiffStat = DiffStat{Files: len(changes)}
-	for _, c := range changes {
+func (r *Result) setChanges(all []changes.Change) {
+	r.DiffStat = DiffStat{Files: len(all)}
+	for _, c := range all {
 		r.DiffStat.Insertions += c.Insertions
 		r.DiffStat.Deletions += c.Deletions
 	}
-	r.ChangesOmitted = max(len(changes)-MaxListedChanges, 0)
+	r.ChangesOmitted = max(len(all)-MaxListedChanges, 0)
+	listed := all
 	if r.ChangesOmitted > 0 {
-		listed := slices.Clone(changes)
-		slices.SortStableFunc(listed, func(a, b Change) int {
+		listed = slices.Clone(all)
+		slices.SortStableFunc(listed, func(a, b changes.Change) int {
 			return cmp.Compare(b.Insertions+b.Deletions, a.Insertions+a.Deletions)
 		})
 		listed = listed[:MaxListedChanges]
-		slices.SortFunc(listed, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
-		changes = listed
+		slices.SortFunc(listed, func(a, b changes.Change) int { return strings.Compare(a.Path, b.Path) })
 	}
-	r.Changes = changes
+	r.Changes = listed
 	if r.Changes == nil {
-		r.Changes = []Change{}
+		r.Changes = []changes.Change{}
 	}
 	r.ChangedFiles = make([]string, len(r.Changes))
 	for i, c := range r.Changes {

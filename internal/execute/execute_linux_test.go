@@ -4,12 +4,49 @@ package execute
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/omnidev/omnidev/internal/changes"
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
+
+// TestRunTracked goes through the real runtime: a warmed Executor's runs
+// take their changes from the baseline kept between runs (the program is
+// held at the gate until it is current), and after Close from walks, as
+// exact. internal/changes tests the baseline itself.
+func TestRunTracked(t *testing.T) {
+	requireBun(t)
+	root := testrepo.New(t, map[string]string{"a.txt": "1\n"})
+	var log testrepo.Buffer
+	e := New(root, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	e.Warm()
+	sb := prepare(t, root)
+	edit := `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "more\n");`
+	want := []changes.Change{{Path: "a.txt", Status: changes.StatusModified, Insertions: 1}}
+	for _, closed := range []bool{false, true} {
+		if closed {
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := e.Run(t.Context(), request(sb, edit))
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run: %v %+v", err, res)
+		}
+		if len(res.Changes) != 1 || res.Changes[0] != want[0] {
+			t.Errorf("closed=%v: changes %+v, want %+v", closed, res.Changes, want)
+		}
+	}
+	// One "run finished" line each, in order.
+	if got := strings.Count(log.String(), "tracked=true"); got != 1 || !strings.Contains(log.String(), "tracked=false") {
+		t.Errorf("want the first run tracked and the one after Close not:\n%s", log.String())
+	}
+}
 
 // refusedChildEnv marks the re-executed test binary of
 // TestRunNetworkIsolationRefused.

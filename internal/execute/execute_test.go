@@ -14,13 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/isolate"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -173,7 +172,7 @@ func requireGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if !testrepo.Alive(pid) {
 			return
 		}
 		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
@@ -182,7 +181,7 @@ func requireGone(t *testing.T, pid int) {
 			}
 		}
 		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
+			testrepo.Kill(pid)
 			t.Fatalf("process %d still runs after the run ended", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -230,7 +229,7 @@ func TestRunEscapedChildDoesNotHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := pidOf(t, res.Stdout)
-	syscall.Kill(pid, syscall.SIGKILL)
+	testrepo.Kill(pid)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d, stderr %q", res.ExitCode, res.Stderr)
 	}
@@ -613,7 +612,7 @@ func TestRunRuntimes(t *testing.T) {
 			testrepo.WriteFiles(t, dir, map[string]string{
 				"index.ts": "export function double(n: number): number { return n * 2; }\n",
 			})
-			sb, err := sandbox.Prepare(root, &capability.Registry{Root: root,
+			sb, err := runfolder.Prepare(root, &capability.Registry{Root: root,
 				Capabilities: []*capability.Capability{{ID: "tasks", Module: "tasks", Dir: dir, Entry: "index.ts"}},
 				Unavailable:  []*capability.Capability{{ID: "gh", Module: "github", Error: "GH_TOKEN is not set"}}})
 			if err != nil {

@@ -34,8 +34,8 @@ func explain(res *Result, req Request, root string) {
 		notes = append(notes, fmt.Sprintf("the run was stopped after %s because the call was cancelled (by the client, or because the server is stopping)",
 			seconds(time.Duration(res.DurationMS)*time.Millisecond)))
 	}
-	notes = append(notes, missingModuleNotes(res.Stderr, req.Sandbox.Modules(), req.Sandbox.MainPath(), root)...)
-	notes = append(notes, unavailableNotes(res.Stderr, req.Sandbox.Unavailable())...)
+	notes = append(notes, missingModuleNotes(res.Stderr, req.Folder.Modules(), req.Folder.MainPath(), root)...)
+	notes = append(notes, unavailableNotes(res.Stderr, req.Folder.Unavailable())...)
 	if len(notes) == 0 {
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 )
 
 // requireBun returns the path of Bun. The tests run the real runtime and CI
@@ -21,10 +21,10 @@ func requireBun(tb testing.TB) string {
 	return p
 }
 
-// prepare builds the sandbox of root with the given capabilities.
-func prepare(tb testing.TB, root string, caps ...*capability.Capability) *sandbox.Sandbox {
+// prepare builds the run folder of root with the given capabilities.
+func prepare(tb testing.TB, root string, caps ...*capability.Capability) *runfolder.Folder {
 	tb.Helper()
-	sb, err := sandbox.Prepare(root, &capability.Registry{Root: root, Capabilities: caps})
+	sb, err := runfolder.Prepare(root, &capability.Registry{Root: root, Capabilities: caps})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -33,10 +33,10 @@ func prepare(tb testing.TB, root string, caps ...*capability.Capability) *sandbo
 
 // request returns a request for code with the defaults of these tests:
 // Bun, network on, PATH passed so programs can start commands.
-func request(sb *sandbox.Sandbox, code string) Request {
+func request(sb *runfolder.Folder, code string) Request {
 	return Request{
 		Code:           code,
-		Sandbox:        sb,
+		Folder:         sb,
 		Runtime:        "bun",
 		Env:            []string{"PATH=" + os.Getenv("PATH")},
 		Timeout:        20 * time.Second,

@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 )
 
-// runLock is the repository's cross-process run lock, an flock on
-// .omni/run.lock held around each run by every omnidev process that runs
-// programs there (two servers, a server and `omnidev exec`): runs share
-// .omni/sandbox/main.ts and the worktree, and a change report must not
-// credit one run with another's edits. Within a process the Executor's
-// turn queues runs first, so one Executor has at most one acquisition
-// waiting in flock.
+// runLock is the repository's cross-process run lock, an flock (LockFileEx
+// on Windows: lock_*.go) on .omni/run.lock held around each run by every
+// omnidev process that runs programs there (two servers, a server and
+// `omnidev exec`): runs share .omni/sandbox/main.ts and the worktree, and
+// a change report must not credit one run with another's edits. Within a
+// process the Executor's turn queues runs first, so one Executor has at
+// most one acquisition waiting in flock.
 //
 // flock takes no context, so a contended lock is waited for by a blocking
 // flock on its own goroutine (no polling). A run whose context ends first
@@ -51,11 +50,11 @@ func (l *runLock) lock(ctx context.Context) (unlock func(), err error) {
 		if err != nil {
 			return nil, fmt.Errorf("open the run lock: %w", err)
 		}
-		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		err = lockFile(f, false)
 		if err == nil {
 			return func() { f.Close() }, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, errLockHeld) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", l.path, err)
 		}
@@ -81,7 +80,7 @@ func (l *runLock) lock(ctx context.Context) (unlock func(), err error) {
 // wait blocks in flock until f is locked, then hands it to whoever waits,
 // or releases it if nobody does any more.
 func (a *acquisition) wait(f *os.File) {
-	err := flock(f, syscall.LOCK_EX)
+	err := lockFile(f, true)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil || a.abandoned {
@@ -105,16 +104,5 @@ func (a *acquisition) setAbandoned(abandoned bool) bool {
 	default:
 		a.abandoned = abandoned
 		return true
-	}
-}
-
-// flock is syscall.Flock, retried when a signal interrupts it (the Go
-// runtime's own preemption signals do).
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
 	}
 }

@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 )
 
 // preset is a runtime omnidev knows how to start.
 type preset struct {
 	program string
-	// args come before the runner path; they may name sandbox files.
-	args    func(sb *sandbox.Sandbox) []string
+	// args come before the runner path; they may name run folder files.
+	args    func(folder *runfolder.Folder) []string
 	install string
 }
 
@@ -23,19 +23,19 @@ type preset struct {
 //     variables and its own PATH to the environment, and the program must get
 //     exactly the environment it was given.
 //   - deno: Deno refuses TypeScript reached through node_modules (even with
-//     a package.json "main"), so it gets the sandbox's import map instead.
+//     a package.json "main"), so it gets the run folder's import map instead.
 //   - node: tsx (Node cannot run TypeScript by itself before v23, and tsx
 //     resolves node_modules/<module>/index.ts as Bun does).
 func presetFor(name string) (preset, bool) {
-	none := func(*sandbox.Sandbox) []string { return nil }
+	none := func(*runfolder.Folder) []string { return nil }
 	switch name {
 	case "bun":
 		return preset{program: "bun", args: none, install: "npm install -g bun"}, true
 	case "deno":
 		return preset{
 			program: "deno",
-			args: func(sb *sandbox.Sandbox) []string {
-				return []string{"run", "-A", "--import-map=" + sb.ImportMapPath()}
+			args: func(folder *runfolder.Folder) []string {
+				return []string{"run", "-A", "--import-map=" + folder.ImportMapPath()}
 			},
 			install: "npm install -g deno",
 		}, true
@@ -80,15 +80,15 @@ func runtimeProgram(runtime string, command []string) (program, install string, 
 
 // argv returns the program's arguments (after the program path) for a run:
 // the preset's or the explicit command's, then the runner.
-func argv(runtime string, command []string, sb *sandbox.Sandbox) []string {
+func argv(runtime string, command []string, folder *runfolder.Folder) []string {
 	var args []string
 	if len(command) > 0 {
 		args = append(args, command[1:]...)
 	} else {
 		p, _ := presetFor(runtime) // Run looked the runtime up first
-		args = append(args, p.args(sb)...)
+		args = append(args, p.args(folder)...)
 	}
-	return append(args, sb.RunnerPath())
+	return append(args, folder.RunnerPath())
 }
 
 // pathList returns the directories of the last PATH in environ.

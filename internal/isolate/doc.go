@@ -2,7 +2,8 @@
 // omnidev sets up itself (user, mount, PID, IPC, UTS, and network when it is
 // off), a filesystem view in which only the worktree and the paths the user
 // allowed are writable, and cgroup limits on memory and processes; on other
-// systems, a process group and a report saying what is not enforced.
+// systems, a process group (on Windows a job object, which kills what the
+// program started with it) and a report saying what is not enforced.
 //
 // The program is started through an init, the namespaces' first process:
 // cmd/omnidev-sandbox when it is installed beside the running binary, else

@@ -35,10 +35,14 @@ func Init() int {
 type Run struct {
 	cmd    *exec.Cmd
 	reason string
+	// group holds the program and what it starts, to be killed together:
+	// a process group, or a job object on Windows.
+	group group
 }
 
 // Prepare returns the run of prog: on this system, always on the host, in
-// its own process group. A program that must run without network cannot.
+// its own process group (a job object on Windows). A program that must run
+// without network cannot.
 func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 	if !prog.Network {
 		return nil, fmt.Errorf("%w: %s; set network = true in [sandbox]", ErrNetworkIsolation, notHere)
@@ -56,12 +60,12 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		Args:        append([]string{prog.Path}, prog.Args...),
 		Dir:         prog.Dir,
 		Env:         env,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sysProcAttr(),
 	}}, nil
 }
 
 // Discard releases a run that was never started.
-func (r *Run) Discard() {}
+func (r *Run) Discard() { r.group.release() }
 
 // Cmd returns the command to start.
 func (r *Run) Cmd() *exec.Cmd { return r.cmd }
@@ -74,8 +78,14 @@ func (r *Run) StartError(prog Program, err error) error {
 	return fmt.Errorf("start %s: %w", prog.Path, err)
 }
 
-// Started has nothing to do here.
-func (r *Run) Started() error { return nil }
+// Started puts the started program in its group, where that takes a step
+// of its own; a failure is reported by Finish, the run goes on.
+func (r *Run) Started() error {
+	if err := r.group.join(r.cmd.Process); err != nil {
+		r.reason += "; " + err.Error()
+	}
+	return nil
+}
 
 // Key is empty: nothing is set up in advance here.
 func (r *Run) Key() string { return "" }
@@ -86,11 +96,15 @@ func (r *Run) Launch(Program) error { return nil }
 // Ready has nothing to wait for here.
 func (r *Run) Ready() error { return nil }
 
-// Signal signals the program's process group.
-func (r *Run) Signal(sig syscall.Signal) { syscall.Kill(-r.cmd.Process.Pid, sig) }
+// Signal signals the program's group.
+func (r *Run) Signal(sig syscall.Signal) { r.group.signal(r.cmd.Process, sig) }
 
-// Kill kills the program's process group.
-func (r *Run) Kill() { syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) }
+// Kill kills the program's group.
+func (r *Run) Kill() { r.group.kill(r.cmd.Process) }
 
-// Finish reports that the run was not isolated, and why.
-func (r *Run) Finish() Report { return Report{Isolation: "none: " + r.reason} }
+// Finish releases the group and reports that the run was not isolated, and
+// why.
+func (r *Run) Finish() Report {
+	r.group.release()
+	return Report{Isolation: "none: " + r.reason}
+}

@@ -16,7 +16,8 @@ import (
 // process dies of a memory fault, which no recover catches. checkBolt reads
 // the file's two meta pages (bbolt's file format, version 2) and refuses a
 // file shorter than the pages they say it holds, so that Open rebuilds the
-// index instead.
+// index instead. doc.go says what it costs, and which test notices when
+// bleve no longer needs it.
 
 // boltFile is where scorch keeps its bbolt file, under the index folder.
 var boltFile = filepath.Join("store", "root.bolt")

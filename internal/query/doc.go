@@ -46,6 +46,17 @@
 // words (~125 ns a posting; a common word stands in nearly all of the
 // corpus's bodies), 13% reading the page's locations, 11% the lookups.
 //
+// A third piece reads a library's file format rather than its API: bolt.go
+// reads the two meta pages of the bbolt file in which scorch keeps its
+// snapshots (bbolt's format, version 2) before bleve opens the index.
+// bbolt maps that file and trusts the page numbers it reads there, so a
+// file cut short (a disk full, a copy interrupted) makes the process die
+// of a memory fault, which no recover catches: bleve v2.6.1 over bbolt
+// v1.4.0 does (8 times in 8 on a file cut to its meta pages), and
+// TestBleveOpensTruncatedBolt fails the day bleve.Open comes back instead. checkBolt costs 7.7 µs an Open, against 26 ms for reopening the
+// captest corpus (BenchmarkCheckBolt, BenchmarkReopen, 2-core machine,
+// 2026-11-25); a truncated file is rebuilt instead of killing the server.
+//
 // Queries are built programmatically from the analyzed words of the user's
 // text — never parsed with bleve's query-string syntax — so no input can make
 // a search fail with a syntax error.
@@ -58,6 +69,9 @@
 //   - highlight a hit that is not returned: reading term locations for every
 //     match made searches 2-3 times slower, so they are read for the
 //     returned page only;
+//   - change process-wide settings (the collector's target, returning
+//     memory to the system): a build from nothing tells its caller through
+//     Options.OnBuild, and cmd/omnidev decides;
 //   - crash or give up on an index folder it cannot use (corrupt, foreign,
 //     written by another schema version): it is deleted and rebuilt, and the
 //     reason logged. The one exception is an index locked by another live

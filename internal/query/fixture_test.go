@@ -94,7 +94,7 @@ func disabledCapability() *capability.Capability {
 // the test.
 func openFixture(t testing.TB, reg *capability.Registry) *Index {
 	t.Helper()
-	x, err := Open(t.Context(), t.TempDir(), reg, testLogger(t))
+	x, err := Open(t.Context(), t.TempDir(), reg, Options{Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

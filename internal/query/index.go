@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,12 +45,7 @@ type Index struct {
 	bleve    bleve.Index
 	analyzer analysis.Analyzer
 	lock     *os.File
-	// plainBleve makes searches widen words with bleve's own prefix and
-	// fuzzy queries, and read the page's locations by running the query
-	// again, rather than through the index reader (expand.go, locate.go):
-	// the reference BenchmarkSearch compares against. Only benchmarks set
-	// it, before searching.
-	plainBleve bool
+	onBuild  func() (end func(docs int))
 
 	// mu serializes Open's loading, Update and Close, the writers of the
 	// index, and guards hashes and stats.
@@ -119,14 +113,28 @@ func (s UpdateStats) LogValue() slog.Value {
 	)
 }
 
+// Options configure Open. The zero value logs nothing and leaves the
+// process alone.
+type Options struct {
+	Logger *slog.Logger
+	// OnBuild, if set, is called as a build from nothing starts (an index
+	// created or rebuilt, or one that held no documents), and the function
+	// it returns as that build ends, with the number of documents it
+	// indexed. A build allocates much short-lived garbage: the owner of the
+	// process may raise the collector's target meanwhile and return the
+	// memory after (cmd/omnidev does). This package never changes
+	// process-wide settings itself.
+	OnBuild func() (end func(docs int))
+}
+
 // Open opens the index kept in dir (the server uses <root>/.omni/index),
 // creating it when there is none, and brings it up to date with reg: only
 // documents whose content changed since the index was written are indexed
 // again. An index that cannot be used — corrupt, foreign, or written by
 // another schema version — is deleted and rebuilt, and the reason logged.
-// Open fails with ErrLocked when another Index holds dir. A nil logger
-// discards logs.
-func Open(ctx context.Context, dir string, reg *capability.Registry, logger *slog.Logger) (*Index, error) {
+// Open fails with ErrLocked when another Index holds dir.
+func Open(ctx context.Context, dir string, reg *capability.Registry, opts Options) (*Index, error) {
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -141,7 +149,7 @@ func Open(ctx context.Context, dir string, reg *capability.Registry, logger *slo
 		return nil, err
 	}
 
-	x := &Index{dir: dir, logger: logger, lock: lock}
+	x := &Index{dir: dir, logger: logger, lock: lock, onBuild: opts.OnBuild}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	stats, err := x.load(ctx, reg)
@@ -311,58 +319,13 @@ func (x *Index) Stats() UpdateStats {
 
 // buildBatchDocs is how many documents a batch holds when an index is
 // built from nothing. bleve builds a batch's segment in memory, with
-// interim structures several times its size (one batch of 2,000 docs took
-// the server's RSS to 350 MB, 100 MB once its garbage was returned), so a
-// big repository is built in parts; but each further segment is merged
-// with the others beside the build, which made a build of 2,000 docs in
-// batches of 1,000 a quarter slower. An empty index has no searcher to see
-// a half-built state, and a crash half-way leaves documents its hashes do
-// not list, which the next Open rebuilds.
+// interim structures several times its size, so a big repository is built
+// in parts; but each further segment is merged with the others beside the
+// build, which slows it down: the size weighs the two (BenchmarkBuild). An
+// empty index has no searcher to see a half-built state, and a crash
+// half-way leaves documents its hashes do not list, which the next Open
+// rebuilds.
 const buildBatchDocs = 2500
-
-// freeAfterDocs is how many documents a build from nothing indexes before
-// its garbage is returned to the system at once: the runtime would
-// otherwise keep it resident for minutes. Below that, a forced collection
-// costs more than it returns.
-const freeAfterDocs = 250
-
-// buildGCPercent is the garbage collector's target (GOGC) while an index
-// is built from nothing. A build allocates mostly short-lived analysis
-// garbage beside bleve's interim segment, which dominates the peak: at 400,
-// a build of 2,000 docs took a fifth less time (BenchmarkBuild, the same
-// run) for a tenth more peak RSS, and its garbage is returned when it ends
-// (see freeAfterDocs).
-const buildGCPercent = 400
-
-// buildGC raises the collector's target while any build runs, and puts the
-// process's own setting back when the last one ends. A setting at or above
-// buildGCPercent, or GOGC=off, is left as it is.
-var buildGC gcRaise
-
-type gcRaise struct {
-	mu     sync.Mutex
-	builds int
-	old    int
-}
-
-// enter raises the target, and returns the function that ends the raise.
-func (g *gcRaise) enter() (exit func()) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.builds == 0 {
-		if g.old = debug.SetGCPercent(buildGCPercent); g.old < 0 || g.old >= buildGCPercent {
-			debug.SetGCPercent(g.old)
-		}
-	}
-	g.builds++
-	return func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if g.builds--; g.builds == 0 {
-			debug.SetGCPercent(g.old)
-		}
-	}
-}
 
 // apply writes the difference between the index and reg, with the new
 // document hashes, in one batch (several when the index was empty, see
@@ -383,8 +346,9 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 	batch := x.bleve.NewBatch()
 	hs := newHasher()
 	building := len(x.hashes) == 0
-	if building {
-		defer buildGC.enter()()
+	if building && x.onBuild != nil {
+		end := x.onBuild()
+		defer func() { end(stats.Added) }()
 	}
 	for id, d := range docs {
 		h := hs.hash(&d)
@@ -431,11 +395,6 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 			return stats, fmt.Errorf("update query index: %w", err)
 		}
 		x.hashes = next
-	}
-	if building && stats.Added >= freeAfterDocs {
-		// The garbage of a build would otherwise stay resident for
-		// minutes, until the runtime's scavenger returns it.
-		debug.FreeOSMemory()
 	}
 	x.state.Store(newState(reg, docs))
 	stats.Duration = time.Since(start)

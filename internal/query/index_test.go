@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +27,7 @@ func reopen(t *testing.T, dir string, reg *capability.Registry, logger *slog.Log
 	if logger == nil {
 		logger = testLogger(t)
 	}
-	x, err := Open(t.Context(), dir, reg, logger)
+	x, err := Open(t.Context(), dir, reg, Options{Logger: logger})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -254,7 +253,7 @@ func TestOpenRebuildsUnusableIndex(t *testing.T) {
 func TestOpenLocked(t *testing.T) {
 	dir := t.TempDir()
 	x := reopen(t, dir, fixture(), nil)
-	if _, err := Open(t.Context(), dir, fixture(), nil); !errors.Is(err, ErrLocked) {
+	if _, err := Open(t.Context(), dir, fixture(), Options{}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open = %v, want ErrLocked", err)
 	}
 	mustFind(t, x, "ripgrep", "capability:search")
@@ -286,7 +285,7 @@ func TestClosed(t *testing.T) {
 func TestOpenEmpty(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := Open(ctx, t.TempDir(), fixture(), nil); !errors.Is(err, context.Canceled) {
+	if _, err := Open(ctx, t.TempDir(), fixture(), Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Open(cancelled) = %v, want context.Canceled", err)
 	}
 
@@ -444,31 +443,33 @@ func TestOpenBuildsInBatches(t *testing.T) {
 	}
 }
 
-func TestGCRaise(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		setting     int
-		during, end int
-	}{
-		{"default", 100, buildGCPercent, 100},
-		{"lower", 50, buildGCPercent, 50},
-		{"higher", 800, 800, 800},
-		{"off", -1, -1, -1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			orig := debug.SetGCPercent(tc.setting)
-			defer debug.SetGCPercent(orig)
-			var g gcRaise
-			exit1 := g.enter()
-			exit2 := g.enter() // a second build at the same time
-			exit1()
-			if got := debug.SetGCPercent(tc.during); got != tc.during {
-				t.Errorf("GC percent while a build runs = %d, want %d", got, tc.during)
-			}
-			exit2()
-			if got := debug.SetGCPercent(tc.end); got != tc.end {
-				t.Errorf("GC percent after the builds = %d, want %d", got, tc.end)
-			}
-		})
+// TestOnBuild: the build hook is called around each build from nothing,
+// with the number of documents indexed, and not when an index is reopened
+// or updated.
+func TestOnBuild(t *testing.T) {
+	var builds []int
+	open := 0
+	opts := Options{Logger: testLogger(t), OnBuild: func() func(int) {
+		open++
+		return func(docs int) { open--; builds = append(builds, docs) }
+	}}
+	dir := t.TempDir()
+	reg := fixture()
+	x, err := Open(t.Context(), dir, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := x.Stats().Added
+	if _, err := x.Update(t.Context(), withDocBody(reg, 0, 0, "# Edited\n\nOne more word.\n")); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	x, err = Open(t.Context(), dir, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if open != 0 || len(builds) != 1 || builds[0] != n || n == 0 {
+		t.Errorf("builds %v (%d still open), want one of %d documents", builds, open, n)
 	}
 }

@@ -74,8 +74,7 @@ const (
 	// query for which documents holding all its words anywhere score more
 	// (see aboutAll): about 0.1 ms of walking at most. allWordsBoost is how
 	// much more: enough that such a document comes before one holding a
-	// word in its title; on the recall benchmark, 1 moved two-rare-word
-	// queries from 95–96% to 97% in the top 3, 3 to 98.7% and 10 to 99%.
+	// word in its title (BenchmarkRecall has the figures that set it).
 	maxAnywherePostings = 128
 	allWordsBoost       = 10
 )
@@ -138,7 +137,7 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 	text = strings.ReplaceAll(text, ":", " ")
 	phrases, free := splitPhrases(text)
 	c := &compiler{dict: dict, plan: plan{literal: make(map[string]bool)}}
-	if !x.plainBleve {
+	if dict != nil {
 		c.located = make(map[string][]string)
 	}
 
@@ -186,9 +185,8 @@ func (x *Index) compile(text string, kinds []string, dict dictionary) *plan {
 		}
 		should = append(should, c.group(*g))
 	}
-	// Unquoted words are not searched as a phrase too: on the recall
-	// benchmark that changed no figure, and it cost a quarter of a
-	// two-word query.
+	// Unquoted words are not searched as a phrase too: it found nothing
+	// more, at a cost (BenchmarkSearch says how much).
 	if len(phrases) == 0 && len(groups) > 1 && len(groups) <= maxExpandedWords {
 		should = append(should, c.aboutAll(groups, false))
 		if anywhere && rarest <= maxAnywherePostings {

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -274,7 +273,7 @@ func TestCloseLeavesNoServer(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	f.r.Close()
-	if err := syscall.Kill(pid, 0); err == nil {
+	if testrepo.Alive(pid) {
 		t.Fatalf("server %d still runs after Close", pid)
 	}
 }
@@ -467,7 +466,7 @@ func TestCloseNotHeldByEscapedProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("detach answered %q", resultText(res))
 	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { testrepo.Kill(pid) })
 	closed := make(chan struct{})
 	go func() {
 		f.r.Close()

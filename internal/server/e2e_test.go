@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -437,5 +436,5 @@ func TestEndToEndCancel(t *testing.T) {
 	child, done := startHanging(t, ctx, s.session, root)
 	cancel()
 	<-done
-	testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+	testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return !testrepo.Alive(child) })
 }

@@ -121,12 +121,12 @@ func TestEndToEndHTTP(t *testing.T) {
 		child, _ := startHanging(t, ctx, cs, root)
 		cancel()
 		cs.Close()
-		testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+		testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return !testrepo.Alive(child) })
 	})
 
 	t.Run("SIGTERM stops it and removes its files", func(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
-		testrepo.WaitFor(t, "the server to exit", 3*time.Second, func() bool { return syscall.Kill(cmd.Process.Pid, 0) != nil })
+		testrepo.WaitFor(t, "the server to exit", 3*time.Second, func() bool { return !testrepo.Alive(cmd.Process.Pid) })
 		for _, f := range []string{"server.json", "server.pid"} {
 			if _, err := os.Stat(filepath.Join(root, ".omni", f)); !os.IsNotExist(err) {
 				t.Errorf(".omni/%s left behind: %v", f, err)

@@ -207,8 +207,8 @@ func TestSIGTERMKillsRunningProgram(t *testing.T) {
 	child, _ := startHanging(t, context.Background(), s.session, root)
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
-	testrepo.WaitFor(t, "the server to exit", 5*time.Second, func() bool { return syscall.Kill(s.cmd.Process.Pid, 0) != nil })
-	testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return syscall.Kill(child, 0) != nil })
+	testrepo.WaitFor(t, "the server to exit", 5*time.Second, func() bool { return !testrepo.Alive(s.cmd.Process.Pid) })
+	testrepo.WaitFor(t, "the program's child to die", 5*time.Second, func() bool { return !testrepo.Alive(child) })
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("stopping took %v", d)
 	}

@@ -29,6 +29,9 @@ type ServeOptions struct {
 	Transport mcp.Transport
 	// NewRelay is the client of wrapped MCP servers (see engine.Options).
 	NewRelay engine.NewRelay
+	// OnIndexBuild is the process's memory policy while the query index is
+	// built from nothing (see engine.Options).
+	OnIndexBuild func() (end func(docs int))
 }
 
 // Serve runs the MCP server until ctx is cancelled or, on stdio, the client
@@ -60,7 +63,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 	}()
 	start := time.Now()
-	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger, NewRelay: o.NewRelay})
+	eng, err := engine.Open(ctx, o.Root, engine.Options{Environ: o.Environ, Logger: logger, NewRelay: o.NewRelay, OnIndexBuild: o.OnIndexBuild})
 	if err != nil {
 		if ctx.Err() != nil {
 			logger.Info("server stopped", "reason", "signal", "uptime", time.Since(start).Round(time.Millisecond))

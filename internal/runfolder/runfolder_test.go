@@ -1,4 +1,4 @@
-package sandbox
+package runfolder
 
 import (
 	"context"
@@ -44,9 +44,9 @@ func registry(root string, caps ...*capability.Capability) *capability.Registry 
 	return &capability.Registry{Root: root, Capabilities: caps}
 }
 
-// runBun runs the sandbox's runner from the repository root, as the
+// runBun runs the run folder's runner from the repository root, as the
 // executor does, and returns its combined output and exit code.
-func runBun(ctx context.Context, t *testing.T, root string, s *Sandbox) (string, int) {
+func runBun(ctx context.Context, t *testing.T, root string, s *Folder) (string, int) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bun(t), s.RunnerPath())
 	cmd.Dir = root

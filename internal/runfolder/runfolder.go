@@ -1,4 +1,4 @@
-package sandbox
+package runfolder
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
-// Names inside the sandbox folder.
+// Names inside the run folder.
 const (
-	// RelDir is the sandbox folder relative to the repository root.
+	// RelDir is the run folder relative to the repository root.
 	RelDir        = ".omni/sandbox"
 	MainFile      = "main.ts"
 	RunnerFile    = "runner.ts"
@@ -89,7 +89,7 @@ if (typeof Bun !== "undefined") {
   register("data:text/javascript," + encodeURIComponent(hook));
 }
 
-// Wait for omnidev's go-ahead on stdin (see the omnidev sandbox package).
+// Wait for omnidev's go-ahead on stdin (see omnidev's internal/execute).
 for (;;) {
   try {
     readSync(0, new Uint8Array(1));
@@ -121,9 +121,9 @@ const packageJSON = `{
 }
 `
 
-// Sandbox is one prepared .omni/sandbox. It is immutable; Prepare makes a
+// Folder is one prepared .omni/sandbox, the run folder. It is immutable; Prepare makes a
 // new one on every reload.
-type Sandbox struct {
+type Folder struct {
 	dir       string
 	modules   []module // sorted by name
 	importMap []byte
@@ -149,9 +149,9 @@ const (
 // Prepare builds <root>/.omni/sandbox for the enabled capabilities of reg:
 // one node_modules/<module> link per capability (links of capabilities no
 // longer enabled are gone), the runner, and Deno's import map. It is safe to
-// call while a program runs from the previous sandbox.
-func Prepare(root string, reg *capability.Registry) (*Sandbox, error) {
-	s := &Sandbox{dir: filepath.Join(root, filepath.FromSlash(RelDir))}
+// call while a program runs from the previous Folder.
+func Prepare(root string, reg *capability.Registry) (*Folder, error) {
+	s := &Folder{dir: filepath.Join(root, filepath.FromSlash(RelDir))}
 	owner := make(map[string]string, len(reg.Capabilities))
 	imports := make(map[string]string, len(reg.Capabilities))
 	for _, c := range reg.Capabilities {
@@ -227,18 +227,18 @@ func Prepare(root string, reg *capability.Registry) (*Sandbox, error) {
 	return s, nil
 }
 
-// Dir returns the absolute path of the sandbox folder.
-func (s *Sandbox) Dir() string { return s.dir }
+// Dir returns the absolute path of the run folder.
+func (s *Folder) Dir() string { return s.dir }
 
 // MainPath returns the absolute path of main.ts.
-func (s *Sandbox) MainPath() string { return filepath.Join(s.dir, MainFile) }
+func (s *Folder) MainPath() string { return filepath.Join(s.dir, MainFile) }
 
 // RunnerPath returns the absolute path of runner.ts, the file a runtime runs.
-func (s *Sandbox) RunnerPath() string { return filepath.Join(s.dir, RunnerFile) }
+func (s *Folder) RunnerPath() string { return filepath.Join(s.dir, RunnerFile) }
 
 // Unavailable returns, by module name, why the modules of capabilities
 // that cannot run fail to import.
-func (s *Sandbox) Unavailable() map[string]string {
+func (s *Folder) Unavailable() map[string]string {
 	out := make(map[string]string)
 	for _, m := range s.modules {
 		if m.unavailable != "" {
@@ -249,10 +249,10 @@ func (s *Sandbox) Unavailable() map[string]string {
 }
 
 // ImportMapPath returns the absolute path of import_map.json (for Deno).
-func (s *Sandbox) ImportMapPath() string { return filepath.Join(s.dir, ImportMapFile) }
+func (s *Folder) ImportMapPath() string { return filepath.Join(s.dir, ImportMapFile) }
 
 // Modules returns the importable module names, sorted.
-func (s *Sandbox) Modules() []string {
+func (s *Folder) Modules() []string {
 	names := make([]string, len(s.modules))
 	for i, m := range s.modules {
 		names[i] = m.name
@@ -261,9 +261,9 @@ func (s *Sandbox) Modules() []string {
 }
 
 // WriteMain replaces main.ts with code, verbatim and atomically. Runs are
-// serialized by their caller, so one main.ts is enough. A sandbox that was
+// serialized by their caller, so one main.ts is enough. A folder that was
 // deleted since Prepare (a program may well remove .omni) is rebuilt first.
-func (s *Sandbox) WriteMain(code string) error {
+func (s *Folder) WriteMain(code string) error {
 	if !s.intact() {
 		if err := s.build(); err != nil {
 			return err
@@ -277,7 +277,7 @@ func (s *Sandbox) WriteMain(code string) error {
 
 // intact reports whether the runner and the node_modules link (and what it
 // points to) still exist.
-func (s *Sandbox) intact() bool {
+func (s *Folder) intact() bool {
 	for _, name := range []string{RunnerFile, packageFile, ImportMapFile, nodeModules} {
 		if _, err := os.Stat(filepath.Join(s.dir, name)); err != nil {
 			return false
@@ -288,9 +288,9 @@ func (s *Sandbox) intact() bool {
 
 // build writes the fixed files and a new node_modules generation, then
 // swaps the generation in.
-func (s *Sandbox) build() error {
+func (s *Folder) build() error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("create sandbox: %w", err)
+		return fmt.Errorf("create run folder: %w", err)
 	}
 	for _, f := range []struct {
 		name string
@@ -301,7 +301,7 @@ func (s *Sandbox) build() error {
 		{ImportMapFile, s.importMap},
 	} {
 		if err := writeIfChanged(filepath.Join(s.dir, f.name), f.data); err != nil {
-			return fmt.Errorf("write sandbox %s: %w", f.name, err)
+			return fmt.Errorf("write run folder %s: %w", f.name, err)
 		}
 	}
 	gen, err := s.writeGeneration()
@@ -320,7 +320,7 @@ func (s *Sandbox) build() error {
 // symlink per module. Targets are computed between physical paths because
 // the kernel resolves a relative link from the link's real folder: were
 // .omni itself a symlink, lexical "../../.." would lead elsewhere.
-func (s *Sandbox) writeGeneration() (string, error) {
+func (s *Folder) writeGeneration() (string, error) {
 	gen, err := os.MkdirTemp(s.dir, generationPrefix+"*")
 	if err != nil {
 		return "", fmt.Errorf("create node_modules generation: %w", err)
@@ -407,8 +407,8 @@ func stubModule(dir, msg string) error {
 // the old one, which is atomic: a concurrent run resolves either the old
 // generation or the new one, never a missing or half-built folder. (Swapping
 // whole folders would need two renames, since a folder cannot be renamed
-// over a non-empty one, leaving a moment with no sandbox at all.)
-func (s *Sandbox) swap(gen string) error {
+// over a non-empty one, leaving a moment with no modules at all.)
+func (s *Folder) swap(gen string) error {
 	tmp := filepath.Join(gen, swapLink)
 	if err := os.Symlink(filepath.Base(gen), tmp); err != nil {
 		return fmt.Errorf("link node_modules: %w", err)
@@ -436,7 +436,7 @@ func (s *Sandbox) swap(gen string) error {
 // removeStale removes generations other than live that are older than
 // staleGenerationAge. Failures are harmless (the next Prepare retries) and
 // ignored.
-func (s *Sandbox) removeStale(live string) {
+func (s *Folder) removeStale(live string) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return

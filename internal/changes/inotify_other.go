@@ -1,4 +1,6 @@
-package execute
+//go:build !linux
+
+package changes
 
 import "errors"
 
@@ -37,3 +39,5 @@ func (n *inotify) watch(string) (int32, error)    { return 0, errWatchLimit }
 func (n *inotify) unwatch(int32)                  {}
 func (n *inotify) drain(func(inotifyEvent)) error { return errWatchLimit }
 func (n *inotify) close() error                   { return nil }
+
+func closeFD(int) {}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,7 +59,7 @@ func TestReloadStopsAndRestartsWrappedServers(t *testing.T) {
 	waitGone := func(pid int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for syscall.Kill(pid, 0) == nil {
+		for testrepo.Alive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("server %d still runs", pid)
 			}

@@ -1,4 +1,4 @@
-package execute
+package changes
 
 import (
 	"bytes"
@@ -25,7 +25,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
-	"golang.org/x/sys/unix"
 )
 
 // repository is the git side of a root: the repository's storage (for
@@ -293,12 +292,12 @@ func (x *gitIndex) matchesIndex(e indexEntry, st fileStat) bool {
 		st.mtime < x.modTime
 }
 
-// indexReader reads a repository's git index for one Executor and keeps
+// indexReader reads a repository's git index for one Recorder and keeps
 // what it read while the index file is unchanged. It decodes the index
 // itself rather than through go-git, whose decoder reads field by field,
-// hashes the whole file and refuses split and sparse indexes: at 50k
-// tracked files it cost ~100 ms, paid on every run after git rewrote the
-// index. A rewrite that changes only entries' stat data, modes or hashes
+// hashes the whole file and refuses split and sparse indexes, a cost paid
+// on every run after git rewrote the index (doc.go has the figures). A
+// rewrite that changes only entries' stat data, modes or hashes
 // (what `git status`, `git checkout -- .` or `git add` of a tracked file
 // do) is found by comparing the new file with the last one, at memory
 // speed, and costs no decoding.
@@ -306,7 +305,7 @@ func (x *gitIndex) matchesIndex(e indexEntry, st fileStat) bool {
 // An index it cannot decode is listed by `git ls-files --stage -z`
 // instead, once per index file, said once in the log.
 //
-// Not safe for concurrent use: its Executor's turn serializes the calls.
+// Not safe for concurrent use: its Recorder's caller serializes the calls.
 type indexReader struct {
 	logger *slog.Logger
 	last   *gitIndex
@@ -388,22 +387,20 @@ func (ir *indexReader) mapFile(path string) (data []byte, key fileStat, release 
 		return nil, fileStat{}, release, err
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if key, err = statOpen(f); err != nil {
 		return nil, fileStat{}, release, fmt.Errorf("stat %s: %w", path, err)
 	}
-	key = fileStatOf(&st)
 	if ir.last != nil && ir.last.file == key || key == ir.failed {
 		return nil, key, release, nil
 	}
-	if st.Size == 0 {
+	if key.size == 0 {
 		return []byte{}, key, release, nil // not an index: decoding says so
 	}
-	data, err = unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	data, unmap, err := mapOpen(f, key.size)
 	if err != nil {
 		return nil, key, release, fmt.Errorf("map %s: %w", path, err)
 	}
-	return data, key, func() { unix.Munmap(data) }, nil
+	return data, key, unmap, nil
 }
 
 // decodeMapped decodes a mapped index file. A program that truncated the

@@ -1,5 +1,6 @@
-// Package sandbox maintains <root>/.omni/sandbox, the folder executed code
-// runs from:
+// Package runfolder maintains the run folder, <root>/.omni/sandbox, that
+// executed code runs from (the folder keeps the name OmniDev gave it; what
+// contains a run is internal/isolate):
 //
 //	.omni/sandbox/
 //	  main.ts            the agent's program, written verbatim by WriteMain
@@ -22,6 +23,7 @@
 // main.ts and runner.ts sit outside the generations and are each replaced by
 // a rename, so a swap can never lose the program that is about to run.
 //
-// The package writes only below .omni/sandbox; it never runs code and never
-// decides which capabilities are enabled (that is the Registry's job).
-package sandbox
+// The package writes only below .omni/sandbox; it must never run code,
+// never contain or limit a run (internal/isolate does), and never decide
+// which capabilities are enabled (that is the Registry's job).
+package runfolder

@@ -1,16 +1,11 @@
-package execute
+package changes
 
 import (
 	"io/fs"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-func fileStatOfSys(st *syscall.Stat_t) fileStat {
-	return fileStat{size: st.Size, mtime: st.Mtimespec.Nano(), ctime: st.Ctimespec.Nano(), ino: st.Ino, mode: uint32(st.Mode)}
-}
 
 func fileStatOf(st *unix.Stat_t) fileStat {
 	return fileStat{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, mode: uint32(st.Mode)}
@@ -43,22 +38,4 @@ func readDirents(fd int, _ []byte) ([]dirent, error) {
 		ents = append(ents, dirent{name: e.Name(), typ: typ})
 	}
 	return ents, nil
-}
-
-// waitExited blocks until the process pid has exited, without reaping it:
-// a kqueue reports its exit.
-func waitExited(pid int) {
-	kq, err := unix.Kqueue()
-	if err != nil {
-		return
-	}
-	defer unix.Close(kq)
-	ev := unix.Kevent_t{Ident: uint64(pid), Filter: unix.EVFILT_PROC, Flags: unix.EV_ADD | unix.EV_ONESHOT, Fflags: unix.NOTE_EXIT}
-	out := make([]unix.Kevent_t, 1)
-	for {
-		_, err := unix.Kevent(kq, []unix.Kevent_t{ev}, out, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
 }

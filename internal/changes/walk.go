@@ -1,4 +1,4 @@
-package execute
+package changes
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"golang.org/x/sys/unix"
 )
 
 // fileStat is what a walk records of a file: enough to tell that it changed
@@ -28,7 +26,16 @@ type fileStat struct {
 	mode  uint32 // st_mode: type and permission bits
 }
 
-func (s fileStat) isLink() bool { return s.mode&unix.S_IFMT == unix.S_IFLNK }
+// File types in fileStat.mode, as st_mode and git's index hold them on
+// every system.
+const (
+	modeType    = 0o170000
+	modeDir     = 0o040000
+	modeRegular = 0o100000
+	modeSymlink = 0o120000
+)
+
+func (s fileStat) isLink() bool { return s.mode&modeType == modeSymlink }
 
 // executable is the one permission bit git records.
 func (s fileStat) executable() bool { return s.mode&0o100 != 0 }
@@ -138,20 +145,12 @@ type walkedDir struct {
 // the directory's own .gitignore). ok is false when the directory cannot be
 // read or holds a nested repository: nothing in it is recorded.
 func (t *tree) readDir(dir string, patterns []gitignore.Pattern) (files []walkedFile, dirs []walkedDir, own []gitignore.Pattern, ok bool) {
-	fd, err := unix.Open(filepath.Join(t.root, filepath.FromSlash(dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	d, err := t.openDir(filepath.Join(t.root, filepath.FromSlash(dir)))
 	if err != nil {
 		return nil, nil, nil, false
 	}
-	defer unix.Close(fd)
-	buf, _ := t.bufs.Get().(*direntBuf)
-	if buf == nil {
-		buf = new(direntBuf)
-	}
-	ents, err := readDirents(fd, buf[:])
-	t.bufs.Put(buf)
-	if err != nil {
-		return nil, nil, nil, false
-	}
+	defer d.close()
+	ents := d.ents
 	has := func(name string) bool {
 		return slices.ContainsFunc(ents, func(e dirent) bool { return e.name == name })
 	}
@@ -175,42 +174,27 @@ func (t *tree) readDir(dir string, patterns []gitignore.Pattern) (files []walked
 		if dir != "" {
 			rel = dir + "/" + e.name
 		}
-		var st unix.Stat_t
-		if e.typ != unix.DT_DIR {
-			// Folders need no stat: only files' data is compared. Entries
-			// of unknown type (filesystems without d_type) get one too.
-			if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				continue
-			}
-		} else {
-			st.Mode = unix.S_IFDIR
+		st, ok := d.stat(e)
+		if !ok {
+			continue // gone since it was listed
 		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFDIR:
+		switch st.mode & modeType {
+		case modeDir:
 			if matcher.Match(append(components, e.name), true) && !t.index.hasBelow(rel) {
 				continue
 			}
 			dirs = append(dirs, walkedDir{rel: rel, patterns: patterns})
-		case unix.S_IFREG, unix.S_IFLNK:
+		case modeRegular, modeSymlink:
 			entry, tracked := t.index.entry(rel)
 			if !tracked && matcher.Match(append(components, e.name), false) {
 				continue
 			}
-			files = append(files, walkedFile{rel: rel, entry: entry, tracked: tracked, stat: fileStatOf(&st)})
+			files = append(files, walkedFile{rel: rel, entry: entry, tracked: tracked, stat: st})
 		}
 		// Sockets, FIFOs and devices are not content git (or we) can track.
 	}
 	return files, dirs, slices.Clip(patterns), true
 }
-
-// dirent is a directory entry: its name and its type (unix.DT_*).
-type dirent struct {
-	name string
-	typ  uint8
-}
-
-// direntBuf holds what one getdents call returns: a few hundred entries.
-type direntBuf [8 << 10]byte
 
 // components returns the gitignore path of a root-relative dir: its
 // components from the worktree top. The result is clipped so appending a
@@ -245,24 +229,4 @@ func parsePatterns(data []byte, domain []string) []gitignore.Pattern {
 		ps = append(ps, gitignore.ParsePattern(line, domain))
 	}
 	return ps
-}
-
-// lstatFile returns the stat data of one root-relative path, and whether
-// it is a file a walk would record (ignoring aside).
-func lstatFile(root, rel string) (fileStat, bool) {
-	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(root, filepath.FromSlash(rel)), &st); err != nil {
-		return fileStat{}, false
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG, unix.S_IFLNK:
-		return fileStatOf(&st), true
-	}
-	return fileStat{}, false
-}
-
-// isNotExist reports a path that is gone, including one whose parent became
-// a file.
-func isNotExist(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)
 }

@@ -1,18 +1,13 @@
 //go:build linux
 
-package execute
+package changes
 
 import (
 	"bytes"
 	"encoding/binary"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-func fileStatOfSys(st *syscall.Stat_t) fileStat {
-	return fileStat{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, mode: st.Mode}
-}
 
 func fileStatOf(st *unix.Stat_t) fileStat {
 	return fileStat{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, mode: st.Mode}
@@ -49,17 +44,6 @@ func readDirents(fd int, buf []byte) ([]dirent, error) {
 				ents = append(ents, dirent{name: s, typ: b[18]})
 			}
 			b = b[reclen:]
-		}
-	}
-}
-
-// waitExited blocks until the process pid has exited, without reaping it.
-func waitExited(pid int) {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
 		}
 	}
 }

@@ -1,10 +1,12 @@
-package execute
+package changes
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -15,10 +17,9 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"golang.org/x/sys/unix"
 )
 
-// trackerRetry is how long an Executor walks the worktree after the
+// trackerRetry is how long a Recorder walks the worktree after the
 // tracker failed (the inotify limits, most often) before trying again.
 // The limits are lifted by an administrator or by other programs
 // releasing watches, neither within seconds; a try costs one walk.
@@ -47,11 +48,11 @@ const compactAfter = 1024
 // ignored folder changed, or the root itself moved. Then a run's report
 // comes from a full walk compared with the baseline, exactly as without a
 // tracker, and the baseline is rebuilt by a walk before the next run (in
-// the background: see Executor.startBuild).
+// the background: see Recorder.startBuild).
 //
-// A tracker is used under its Executor's turn, or by the one goroutine
-// that builds its baseline in the background, which owns it until the
-// build is done: no lock.
+// A tracker is used by its Recorder, whose caller serializes runs, or by
+// the one goroutine that builds its baseline in the background, which owns
+// it until the build is done: no lock.
 type tracker struct {
 	root     string
 	logger   *slog.Logger
@@ -68,7 +69,7 @@ type tracker struct {
 	holes   int                   // removed records in snap.files
 	stale   bool                  // snap must be rebuilt by a walk before the next run
 	// broken is why the tracker cannot go on (the watch limit): the
-	// Executor stops tracking for a while.
+	// Recorder stops tracking for a while.
 	broken error
 	// walks counts full walks, for tests: steady runs do none.
 	walks int
@@ -152,7 +153,7 @@ func (k *tracker) report(ctx context.Context) ([]Change, error) {
 	}
 	if c.full != "" {
 		// The baseline is still the state before the run: compare a walk
-		// with it, as an Executor without a tracker does.
+		// with it, as a Recorder without a tracker does.
 		k.logger.Info("events cannot tell what the run changed; verifying the whole worktree", "reason", c.full)
 		k.stale = true
 		k.walks++
@@ -178,8 +179,8 @@ func (k *tracker) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A safety net for an Executor dropped without Close; close stops it.
-	k.in, k.cleanup = in, runtime.AddCleanup(in, func(fd int) { unix.Close(fd) }, in.fd)
+	// A safety net for a Recorder dropped without Close; close stops it.
+	k.in, k.cleanup = in, runtime.AddCleanup(in, closeFD, in.fd)
 	start := time.Now()
 	r, err := openRepository(k.root)
 	if err != nil {
@@ -199,7 +200,7 @@ func (k *tracker) build(ctx context.Context) error {
 		case err == nil:
 		case isNotExist(err):
 			return nil // gone: the read fails too
-		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		case errors.Is(err, fs.ErrPermission): // EACCES, EPERM
 			// Not readable to us (inotify needs read permission, as
 			// listing does): left out, as the walk leaves out a folder
 			// it cannot read.
@@ -584,6 +585,6 @@ func joinRel(dir, name string) string {
 }
 
 func isDir(path string) bool {
-	var st unix.Stat_t
-	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }

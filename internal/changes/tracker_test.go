@@ -1,9 +1,8 @@
 //go:build linux
 
-package execute
+package changes
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -280,46 +278,49 @@ func debugLogger(b *testrepo.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// runOK runs code and fails the test unless it exits 0.
-func runOK(t *testing.T, e *Executor, root, code string) *Result {
+// record measures ops as one run through r: Before, ops, Changes. It
+// fails the test on error.
+func record(t *testing.T, r *Recorder, root string, ops ...fsOp) []Change {
 	t.Helper()
-	res, err := e.Run(t.Context(), request(prepare(t, root), code))
+	m, err := r.Before(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitCode != 0 {
-		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	for _, op := range ops {
+		op(t, root)
 	}
-	return res
+	got, err := m.Changes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
-func wantChanges(t *testing.T, res *Result, want []Change) {
+func wantChanges(t *testing.T, got, want []Change) {
 	t.Helper()
-	if !sameChanges(res.Changes, want) {
-		t.Errorf("changes:\n got %+v\nwant %+v", res.Changes, want)
+	if !sameChanges(got, want) {
+		t.Errorf("changes:\n got %+v\nwant %+v", got, want)
 	}
 }
 
-// TestRunTracksBetweenRuns goes through the real runtime: the first run
-// walks and starts building the baseline in the background; from the
-// second run on the tracker keeps it; what others change between runs
-// (an editor, git) is never the next run's; a file changed and changed
-// back is not reported; a rename is a deletion and an addition; and the
-// steady runs walk nothing.
-func TestRunTracksBetweenRuns(t *testing.T) {
-	requireBun(t)
+// TestRecorderTracksBetweenRuns: the first run walks and starts building
+// the baseline in the background; from the second run on the tracker
+// keeps it; what others change between runs (an editor, git) is never the
+// next run's; a file changed and changed back is not reported; a rename
+// is a deletion and an addition; and the steady runs walk nothing.
+func TestRecorderTracksBetweenRuns(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "b.txt": lines(3), "c.txt": "c\n"})
 	var log testrepo.Buffer
-	e := New(root, debugLogger(&log))
-	defer e.Close()
-	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "2\n");`),
+	r := NewRecorder(root, debugLogger(&log))
+	defer r.Close()
+	wantChanges(t, record(t, r, root, appendTo("a.txt", "2\n")),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
-	if e.build == nil {
+	if r.build == nil {
 		t.Fatal("the first run did not start building the baseline")
 	}
-	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "3\n");`),
+	wantChanges(t, record(t, r, root, appendTo("a.txt", "3\n")),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
-	if e.tracker == nil {
+	if r.tracker == nil {
 		t.Fatal("the second run did not use a tracker")
 	}
 
@@ -335,88 +336,80 @@ func TestRunTracksBetweenRuns(t *testing.T) {
 	appendTo("c.txt", "stashed\n")(t, root)
 	testrepo.Git(t, root, "stash", "-q")
 
-	code := `import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-const c = readFileSync("c.txt", "utf8");
-writeFileSync("c.txt", "something else\n");
-writeFileSync("c.txt", c);
-renameSync("b.txt", "b2.txt");
-appendFileSync("topic.txt", "u\n");
-`
-	wantChanges(t, runOK(t, e, root, code), []Change{
+	changedBack := func(t *testing.T, root string) {
+		c, err := os.ReadFile(filepath.Join(root, "c.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write("c.txt", "something else\n")(t, root)
+		write("c.txt", string(c))(t, root)
+	}
+	wantChanges(t, record(t, r, root, changedBack, rename("b.txt", "b2.txt"), appendTo("topic.txt", "u\n")), []Change{
 		{Path: "b.txt", Status: StatusDeleted, Deletions: 3},
 		{Path: "b2.txt", Status: StatusAdded, Insertions: 3},
 		{Path: "topic.txt", Status: StatusModified, Insertions: 1},
 	})
-	if e.tracker == nil || e.tracker.walks != 1 {
+	if r.tracker == nil || r.tracker.walks != 1 {
 		t.Errorf("the tracker walked the worktree again:\n%s", log.String())
 	}
 }
 
-// TestRunOverflow: a run that creates 20,000 files overflows the kernel's
-// event queue (16,384 by default); the report falls back to a full walk
-// and stays exact, the baseline is rebuilt in the background, and the next
-// run is exact again.
-func TestRunOverflow(t *testing.T) {
-	requireBun(t)
+// TestRecorderOverflow: a run that creates 20,000 files overflows the
+// kernel's event queue (16,384 by default); the report falls back to a
+// full walk and stays exact, the baseline is rebuilt in the background,
+// and the next run is exact again.
+func TestRecorderOverflow(t *testing.T) {
 	const n = 20_000
 	// gen/ exists and is watched: the files the run creates there raise
 	// events (those of a folder the run creates are found by a scan).
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "gen/keep.txt": "k\n"})
 	var log testrepo.Buffer
-	e := New(root, debugLogger(&log))
-	defer e.Close()
-	runOK(t, e, root, "export function main() { return 0; }\n")
-	runOK(t, e, root, "export function main() { return 0; }\n")
-	code := fmt.Sprintf(`import { writeFileSync } from "node:fs";
-for (let i = 0; i < %d; i++) writeFileSync("gen/f" + i + ".txt", "x\n");
-`, n)
-	req := request(prepare(t, root), code)
-	req.Timeout = 2 * time.Minute // 20,000 files on a loaded machine
-	res, err := e.Run(t.Context(), req)
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("run: %v %+v", err, res)
+	r := NewRecorder(root, debugLogger(&log))
+	defer r.Close()
+	record(t, r, root)
+	record(t, r, root)
+	many := func(t *testing.T, root string) {
+		for i := range n {
+			if err := os.WriteFile(filepath.Join(root, "gen", fmt.Sprintf("f%d.txt", i)), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if res.DiffStat.Files != n || res.DiffStat.Insertions != n {
-		t.Fatalf("diff_stat %+v; want %d files and insertions", res.DiffStat, n)
+	got := record(t, r, root, many)
+	if len(got) != n {
+		t.Fatalf("%d changes, want %d", len(got), n)
 	}
-	if len(res.Changes) != MaxListedChanges || res.ChangesOmitted != n-MaxListedChanges {
-		t.Errorf("%d changes listed, %d omitted; want %d and %d", len(res.Changes), res.ChangesOmitted, MaxListedChanges, n-MaxListedChanges)
-	}
-	if data, _ := json.Marshal(res); len(data) > 32<<10 {
-		t.Errorf("the result of a run that created %d files is %d bytes of JSON", n, len(data))
-	}
-	for _, c := range res.Changes {
-		if c.Status != StatusAdded || !strings.HasPrefix(c.Path, "gen/") {
+	for _, c := range got {
+		if c.Status != StatusAdded || c.Insertions != 1 || !strings.HasPrefix(c.Path, "gen/") {
 			t.Fatalf("unexpected change %+v", c)
 		}
 	}
 	if !strings.Contains(log.String(), "verifying the whole worktree") {
 		t.Errorf("the log does not say the report fell back to a walk:\n%s", log.String())
 	}
-	if e.build == nil {
+	if r.build == nil {
 		t.Error("the baseline is not being rebuilt in the background after the fallback")
 	}
-	wantChanges(t, runOK(t, e, root, `import { appendFileSync, rmSync } from "node:fs";
-appendFileSync("a.txt", "2\n"); rmSync("gen/f7.txt");`), []Change{
+	wantChanges(t, record(t, r, root, appendTo("a.txt", "2\n"), remove("gen/f7.txt")), []Change{
 		{Path: "a.txt", Status: StatusModified, Insertions: 1},
 		{Path: "gen/f7.txt", Status: StatusDeleted, Deletions: 1},
 	})
 }
 
-// TestRunWatchLimit: when inotify refuses watches (the limit reached), runs
-// walk the worktree, stay exact, and the log says why - whether the limit
-// is hit when the tracker starts or on a folder a run creates.
-func TestRunWatchLimit(t *testing.T) {
-	requireBun(t)
+// TestRecorderWatchLimit: when inotify refuses watches (the limit
+// reached), runs walk the worktree, stay exact, and the log says why -
+// whether the limit is hit when the tracker starts or on a folder a run
+// creates.
+func TestRecorderWatchLimit(t *testing.T) {
 	for _, allowed := range []int{0, 3} {
 		t.Run(fmt.Sprintf("allowed=%d", allowed), func(t *testing.T) {
 			root := testrepo.New(t, map[string]string{"a.txt": "1\n", "sub/b.txt": "b\n"})
 			var log testrepo.Buffer
-			e := New(root, debugLogger(&log))
-			defer e.Close()
+			r := NewRecorder(root, debugLogger(&log))
+			defer r.Close()
 			var mu sync.Mutex
 			added := 0
-			e.addWatch = func(fd int, path string, mask uint32) (int, error) {
+			r.addWatch = func(fd int, path string, mask uint32) (int, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				if added >= allowed {
@@ -426,56 +419,48 @@ func TestRunWatchLimit(t *testing.T) {
 				return unix.InotifyAddWatch(fd, path, mask)
 			}
 			for i := range 3 {
-				code := fmt.Sprintf(`import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-appendFileSync("a.txt", "%d\n");
-mkdirSync("new%d/deeper", { recursive: true });
-writeFileSync("new%d/deeper/x.txt", "x\n");
-`, i, i, i)
-				wantChanges(t, runOK(t, e, root, code), []Change{
+				deep := fmt.Sprintf("new%d/deeper/x.txt", i)
+				wantChanges(t, record(t, r, root, appendTo("a.txt", fmt.Sprintf("%d\n", i)), write(deep, "x\n")), []Change{
 					{Path: "a.txt", Status: StatusModified, Insertions: 1},
-					{Path: fmt.Sprintf("new%d/deeper/x.txt", i), Status: StatusAdded, Insertions: 1},
+					{Path: deep, Status: StatusAdded, Insertions: 1},
 				})
 			}
 			if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "file watcher unavailable") {
 				t.Errorf("the log does not say the watcher is unavailable:\n%s", log.String())
 			}
-			if e.tracker != nil {
+			if r.tracker != nil {
 				t.Error("the tracker is still in use")
 			}
 		})
 	}
 }
 
-// TestExecutorClose: Close releases the tracker; runs after it still work.
-func TestExecutorClose(t *testing.T) {
-	requireBun(t)
+// TestRecorderClose: Close releases the tracker; runs after it still work.
+func TestRecorderClose(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n"})
-	e := New(root, nil)
+	r := NewRecorder(root, nil)
 	for range 2 {
-		runOK(t, e, root, "export function main() { return 0; }\n")
+		record(t, r, root)
 	}
-	if e.tracker == nil {
+	if r.tracker == nil {
 		t.Fatal("no tracker after two runs")
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if e.tracker != nil {
+	r.Close()
+	if r.tracker != nil {
 		t.Error("Close left the tracker")
 	}
-	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "2\n");`),
+	wantChanges(t, record(t, r, root, appendTo("a.txt", "2\n")),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
-	if e.tracker != nil {
+	if r.tracker != nil {
 		t.Error("a run after Close started a tracker")
 	}
 }
 
-// TestRunSplitAndSparseIndex: with a split index or a sparse index, a
+// TestRecorderSplitAndSparseIndex: with a split index or a sparse index, a
 // tracked file in an ignored folder is still the repository's, and a run
 // that edits it reports it - whether the run walks (the first) or is
 // tracked (the next ones), and after git rewrote the index between runs.
-func TestRunSplitAndSparseIndex(t *testing.T) {
-	requireBun(t)
+func TestRecorderSplitAndSparseIndex(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		setup []fsOp
@@ -493,19 +478,16 @@ func TestRunSplitAndSparseIndex(t *testing.T) {
 				op(t, root)
 			}
 			var log testrepo.Buffer
-			e := New(root, debugLogger(&log))
-			defer e.Close()
-			edit := `import { appendFileSync, writeFileSync } from "node:fs";
-appendFileSync("build/out.txt", "more\n");
-writeFileSync("build/ignored.txt", "x\n");
-`
+			r := NewRecorder(root, debugLogger(&log))
+			defer r.Close()
+			edit := []fsOp{appendTo("build/out.txt", "more\n"), write("build/ignored.txt", "x\n")}
 			want := []Change{{Path: "build/out.txt", Status: StatusModified, Insertions: 1}}
-			wantChanges(t, runOK(t, e, root, edit), want)
-			wantChanges(t, runOK(t, e, root, edit), want)
+			wantChanges(t, record(t, r, root, edit...), want)
+			wantChanges(t, record(t, r, root, edit...), want)
 			gitCmd("add", "-f", "build/out.txt")(t, root)
 			gitCmd("status", "--porcelain")(t, root)
-			wantChanges(t, runOK(t, e, root, edit), want)
-			if e.tracker == nil || e.tracker.walks != 1 {
+			wantChanges(t, record(t, r, root, edit...), want)
+			if r.tracker == nil || r.tracker.walks != 1 {
 				t.Errorf("runs were not tracked from the second on:\n%s", log.String())
 			}
 			if strings.Contains(log.String(), "level=WARN") {
@@ -515,39 +497,34 @@ writeFileSync("build/ignored.txt", "x\n");
 	}
 }
 
-// TestRunCommitsItsChanges: a program that commits what it changed
+// TestRecorderRunCommitsItsChanges: a run that commits what it changed
 // rewrites the index before its report; the report is still what it
 // changed, and the next run does not report it again.
-func TestRunCommitsItsChanges(t *testing.T) {
-	requireBun(t)
+func TestRecorderRunCommitsItsChanges(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "b.txt": "b\n"})
-	e := New(root, nil)
-	defer e.Close()
-	e.Warm()
-	code := `import { appendFileSync, writeFileSync } from "node:fs";
-appendFileSync("a.txt", "2\n");
-writeFileSync("new.txt", "n\n");
-for (const args of [["add", "-A"], ["commit", "-q", "-m", "from the program"], ["status", "--porcelain"]]) {
-	const p = Bun.spawnSync(["git", ...args], { env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "p", GIT_AUTHOR_EMAIL: "p@example.com", GIT_COMMITTER_NAME: "p", GIT_COMMITTER_EMAIL: "p@example.com" } });
-	if (p.exitCode !== 0) throw new Error(p.stderr.toString());
-}
-`
-	wantChanges(t, runOK(t, e, root, code), []Change{
+	r := NewRecorder(root, nil)
+	defer r.Close()
+	r.Warm()
+	run := []fsOp{
+		appendTo("a.txt", "2\n"), write("new.txt", "n\n"),
+		gitCmd("add", "-A"), gitCmd("commit", "-q", "-m", "from the run"), gitCmd("status", "--porcelain"),
+	}
+	wantChanges(t, record(t, r, root, run...), []Change{
 		{Path: "a.txt", Status: StatusModified, Insertions: 1},
 		{Path: "new.txt", Status: StatusAdded, Insertions: 1},
 	})
 	// new.txt is written again with the same content: not a change.
-	wantChanges(t, runOK(t, e, root, code), []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
-	if got := runOK(t, e, root, "export function main() { return 0; }\n"); len(got.Changes) > 0 {
-		t.Errorf("the next run, which did nothing, reported %+v", got.Changes)
+	wantChanges(t, record(t, r, root, run...), []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
+	if got := record(t, r, root); len(got) > 0 {
+		t.Errorf("the next run, which did nothing, reported %+v", got)
 	}
 }
 
-// failWatch makes e's inotify refuse to watch folders named name with
+// failWatch makes r's inotify refuse to watch folders named name with
 // err, and counts the watches asked for.
-func failWatch(e *Executor, name string, err error) *atomic.Int64 {
+func failWatch(r *Recorder, name string, err error) *atomic.Int64 {
 	var calls atomic.Int64
-	e.addWatch = func(fd int, path string, mask uint32) (int, error) {
+	r.addWatch = func(fd int, path string, mask uint32) (int, error) {
 		calls.Add(1)
 		if filepath.Base(path) == name {
 			return -1, err
@@ -557,26 +534,25 @@ func failWatch(e *Executor, name string, err error) *atomic.Int64 {
 	return &calls
 }
 
-// TestRunUnwatchableFolder: a folder inotify refuses to watch for lack of
-// permission is left out as an unreadable folder is: the tracker works,
-// without a warning or a walk per run. (TestRunUnreadableFolder has the
-// real case, as an ordinary user.)
-func TestRunUnwatchableFolder(t *testing.T) {
-	requireBun(t)
+// TestRecorderUnwatchableFolder: a folder inotify refuses to watch for
+// lack of permission is left out as an unreadable folder is: the tracker
+// works, without a warning or a walk per run. (TestRecorderUnreadableFolder
+// has the real case, as an ordinary user.)
+func TestRecorderUnwatchableFolder(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "locked/x.txt": "x\n", "locked/deep/y.txt": "y\n"})
 	var log testrepo.Buffer
-	e := New(root, debugLogger(&log))
-	defer e.Close()
-	failWatch(e, "locked", unix.EACCES)
-	e.Warm()
+	r := NewRecorder(root, debugLogger(&log))
+	defer r.Close()
+	failWatch(r, "locked", unix.EACCES)
+	r.Warm()
 	for i := range 3 {
-		wantChanges(t, runOK(t, e, root, fmt.Sprintf(`import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "%d\n");`, i)),
+		wantChanges(t, record(t, r, root, appendTo("a.txt", fmt.Sprintf("%d\n", i))),
 			[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
 	}
-	if e.tracker == nil || e.tracker.walks != 1 {
+	if r.tracker == nil || r.tracker.walks != 1 {
 		t.Errorf("the tracker did not keep the baseline:\n%s", log.String())
 	}
-	if _, ok := e.tracker.snap.pos["locked/x.txt"]; ok {
+	if _, ok := r.tracker.snap.pos["locked/x.txt"]; ok {
 		t.Error("a file in the unwatchable folder is in the baseline")
 	}
 	if strings.Contains(log.String(), "level=WARN") {
@@ -585,36 +561,35 @@ func TestRunUnwatchableFolder(t *testing.T) {
 }
 
 // unreadableChildEnv marks the re-executed test binary of
-// TestRunUnreadableFolder, running as an ordinary user.
+// TestRecorderUnreadableFolder, running as an ordinary user.
 const unreadableChildEnv = "OMNIDEV_TEST_UNREADABLE_CHILD"
 
-// TestRunUnreadableFolder: as an ordinary user, a folder without read
+// TestRecorderUnreadableFolder: as an ordinary user, a folder without read
 // permission (chmod 000) can be neither listed nor watched; runs are
 // tracked all the same, without warnings, and once the folder is readable
 // again (its mode changed between runs) its files are the baseline's and a
 // run's edit of one is reported. Run as root, the test re-executes itself
 // as nobody, for whom permissions apply.
-func TestRunUnreadableFolder(t *testing.T) {
-	requireBun(t)
+func TestRecorderUnreadableFolder(t *testing.T) {
 	if os.Getuid() == 0 {
-		runAsNobody(t, "TestRunUnreadableFolder", unreadableChildEnv)
+		runAsNobody(t, "TestRecorderUnreadableFolder", unreadableChildEnv)
 		return
 	}
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "locked/x.txt": "x\n"})
 	chmod("locked", 0)(t, root)
 	defer chmod("locked", 0o755)(t, root) // so that the temporary folder can be removed
 	var log testrepo.Buffer
-	e := New(root, debugLogger(&log))
-	defer e.Close()
-	e.Warm()
+	r := NewRecorder(root, debugLogger(&log))
+	defer r.Close()
+	r.Warm()
 	for i := range 2 {
-		wantChanges(t, runOK(t, e, root, fmt.Sprintf(`import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "%d\n");`, i)),
+		wantChanges(t, record(t, r, root, appendTo("a.txt", fmt.Sprintf("%d\n", i))),
 			[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
 	}
 	chmod("locked", 0o755)(t, root)
-	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("locked/x.txt", "more\n");`),
+	wantChanges(t, record(t, r, root, appendTo("locked/x.txt", "more\n")),
 		[]Change{{Path: "locked/x.txt", Status: StatusModified, Insertions: 1}})
-	if e.tracker == nil || e.tracker.walks != 1 {
+	if r.tracker == nil || r.tracker.walks != 1 {
 		t.Errorf("the tracker did not keep the baseline:\n%s", log.String())
 	}
 	if strings.Contains(log.String(), "level=WARN") {
@@ -633,7 +608,7 @@ func runAsNobody(t *testing.T, name, env string) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(dir, "execute.test")
+	bin := filepath.Join(dir, "changes.test")
 	data, err := os.ReadFile(os.Args[0])
 	if err != nil {
 		t.Fatal(err)
@@ -657,23 +632,22 @@ func runAsNobody(t *testing.T, name, env string) {
 	}
 }
 
-// TestRunTrackerBackOff: after the tracker fails to build for any reason
-// (here an error inotify has no business returning), runs walk for a while
-// without trying again at every run, and the failure is warned about
-// once.
-func TestRunTrackerBackOff(t *testing.T) {
-	requireBun(t)
+// TestRecorderBackOff: after the tracker fails to build for any reason
+// (here an error inotify has no business returning), runs walk for a
+// while without trying again at every run, and the failure is warned
+// about once.
+func TestRecorderBackOff(t *testing.T) {
 	root := testrepo.New(t, map[string]string{"a.txt": "1\n", "odd/x.txt": "x\n"})
 	var log testrepo.Buffer
-	e := New(root, debugLogger(&log))
-	defer e.Close()
-	calls := failWatch(e, "odd", unix.EINVAL)
-	e.Warm()
-	wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("a.txt", "1\n");`),
+	r := NewRecorder(root, debugLogger(&log))
+	defer r.Close()
+	calls := failWatch(r, "odd", unix.EINVAL)
+	r.Warm()
+	wantChanges(t, record(t, r, root, appendTo("a.txt", "1\n")),
 		[]Change{{Path: "a.txt", Status: StatusModified, Insertions: 1}})
 	tried := calls.Load()
 	for i := range 3 {
-		wantChanges(t, runOK(t, e, root, fmt.Sprintf(`import { appendFileSync } from "node:fs"; appendFileSync("odd/x.txt", "%d\n");`, i)),
+		wantChanges(t, record(t, r, root, appendTo("odd/x.txt", fmt.Sprintf("%d\n", i))),
 			[]Change{{Path: "odd/x.txt", Status: StatusModified, Insertions: 1}})
 	}
 	if calls.Load() != tried {
@@ -682,45 +656,53 @@ func TestRunTrackerBackOff(t *testing.T) {
 	if n := strings.Count(log.String(), "level=WARN"); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
 	}
-	if e.tracker != nil {
+	if r.tracker != nil {
 		t.Error("the tracker is still in use")
 	}
 }
 
-// TestWarm: a warmed Executor's first run is tracked - whether it comes
-// once the baseline is built or while it is being built - and exact;
+// TestRecorderWarm: a warmed Recorder's first run is tracked - whether it
+// comes once the baseline is built or while it is being built - and exact;
 // changes made between Warm and the run are not the run's. Close stops a
 // build under way.
-func TestWarm(t *testing.T) {
-	requireBun(t)
+func TestRecorderWarm(t *testing.T) {
+	edit := appendTo(testrepo.Path(7), "run\n")
+	want := []Change{{Path: testrepo.Path(7), Status: StatusModified, Insertions: 1}}
 	for _, wait := range []bool{true, false} {
 		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
 			root := testrepo.Generate(t, 2_000)
 			var log testrepo.Buffer
-			e := New(root, debugLogger(&log))
-			defer e.Close()
-			e.Warm()
+			r := NewRecorder(root, debugLogger(&log))
+			defer r.Close()
+			r.Warm()
 			if wait {
-				<-e.build.done
+				<-r.build.done
 				appendTo(testrepo.Path(7), "editor\n")(t, root)
 				write("notes.txt", "n\n")(t, root)
 			}
-			wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("`+testrepo.Path(7)+`", "run\n");`),
-				[]Change{{Path: testrepo.Path(7), Status: StatusModified, Insertions: 1}})
-			if e.tracker == nil || e.tracker.walks != 1 || !strings.Contains(log.String(), "tracked=true") {
+			m, err := r.Before(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(t, root)
+			got, err := m.Changes(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantChanges(t, got, want)
+			if !m.Tracked() || r.tracker == nil || r.tracker.walks != 1 {
 				t.Errorf("the first run was not tracked:\n%s", log.String())
 			}
 		})
 	}
 	t.Run("close", func(t *testing.T) {
 		root := testrepo.Generate(t, 2_000)
-		e := New(root, nil)
-		e.Warm()
-		e.Close()
-		if e.tracker != nil || e.build != nil {
+		r := NewRecorder(root, nil)
+		r.Warm()
+		r.Close()
+		if r.tracker != nil || r.build != nil {
 			t.Error("Close left the tracker or its build")
 		}
-		wantChanges(t, runOK(t, e, root, `import { appendFileSync } from "node:fs"; appendFileSync("`+testrepo.Path(7)+`", "run\n");`),
-			[]Change{{Path: testrepo.Path(7), Status: StatusModified, Insertions: 1}})
+		wantChanges(t, record(t, r, root, edit), want)
 	})
 }

@@ -10,12 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/execute"
-	"github.com/omnidev/omnidev/internal/sandbox"
+	"github.com/omnidev/omnidev/internal/runfolder"
 	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
@@ -86,7 +85,7 @@ func removeStaleSockets(dir string, logger *slog.Logger) {
 		if !ok || err != nil || pid <= 0 || ent.Type()&fs.ModeSocket == 0 {
 			continue
 		}
-		if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if !processGone(pid) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, ent.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -162,7 +161,7 @@ func (e *Engine) toolsChanged(id string) {
 	start := time.Now()
 	snap := e.snap.Load()
 	reg := e.withTools(snap.base)
-	sb, err := sandbox.Prepare(e.root, reg)
+	folder, err := runfolder.Prepare(e.root, reg)
 	if err != nil {
 		e.logger.Error("regenerate modules after a wrapped server changed", "capability", id, "error", err)
 		return
@@ -172,7 +171,7 @@ func (e *Engine) toolsChanged(id string) {
 		e.logger.Error("index tools after a wrapped server changed", "capability", id, "error", err)
 		return
 	}
-	e.snap.Store(&snapshot{base: snap.base, reg: reg, sandbox: sb})
+	e.snap.Store(&snapshot{base: snap.base, reg: reg, folder: folder})
 	e.reloaded(reg)
 	e.logger.Info("wrapped server tools updated", "capability", id, "duration", time.Since(start).Round(time.Microsecond), "index", stats)
 }

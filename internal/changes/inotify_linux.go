@@ -1,4 +1,4 @@
-package execute
+package changes
 
 import (
 	"encoding/binary"
@@ -115,6 +115,10 @@ func (n *inotify) drain(f func(inotifyEvent)) error {
 func (n *inotify) close() error {
 	return unix.Close(n.fd)
 }
+
+// closeFD closes an inotify instance's descriptor: the cleanup of one
+// dropped without close.
+func closeFD(fd int) { unix.Close(fd) }
 
 // The inotify event bits the tracker reads.
 const (
