@@ -74,6 +74,12 @@ const (
 	ModeNone = "none"
 )
 
+// NamespacesHint says in a line or two what would give this machine the
+// namespace mode back.
+const NamespacesHint = "for the full sandbox allow unprivileged user namespaces: sysctl kernel.apparmor_restrict_unprivileged_userns=0 " +
+	"(or an AppArmor profile for omnidev like Ubuntu's for bwrap), sysctl user.max_user_namespaces=15000, or run the container " +
+	"with --security-opt seccomp=unconfined"
+
 // ErrIsolation is returned when a run cannot be contained as its policy
 // asks and the error says what to change.
 var ErrIsolation = errors.New("isolation unavailable")

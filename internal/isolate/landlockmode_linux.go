@@ -73,12 +73,6 @@ func userNamespaceRefusal(err error) string {
 	return fmt.Sprintf("no user namespaces (the kernel refused them: %v; a container's seccomp profile does this)", err)
 }
 
-// NamespacesHint says in a line or two what would give this machine the
-// namespace mode back.
-const NamespacesHint = "for the full sandbox allow unprivileged user namespaces: sysctl kernel.apparmor_restrict_unprivileged_userns=0 " +
-	"(or an AppArmor profile for omnidev like Ubuntu's for bwrap), sysctl user.max_user_namespaces=15000, or run the container " +
-	"with --security-opt seccomp=unconfined"
-
 // prepareLandlock returns a run of prog in the Landlock mode; why says
 // why this mode (a setting, or the kernel's refusal).
 func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run, error) {
