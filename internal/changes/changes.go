@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
+	"fmt"
 	"hash"
 	"io"
 	"os"
@@ -255,12 +256,16 @@ func (s *snapshot) changes(ctx context.Context) ([]Change, error) {
 			cands = append(cands, candidate{rel: s.files[i].rel, before: &s.files[i]})
 		}
 	}
-	return s.describe(cands), nil
+	return s.describe(ctx, cands), nil
 }
 
 // describe compares each candidate with its baseline and returns the real
 // changes, sorted by path.
-func (s *snapshot) describe(cands []candidate) []Change {
+//
+// Once ctx is done, the candidates not compared yet are reported without
+// reading them: as modified (added or deleted where that is plain), marked
+// too_large; their stat data changed, which is all that is known.
+func (s *snapshot) describe(ctx context.Context, cands []candidate) []Change {
 	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.rel, b.rel) })
 	out := make([]*Change, len(cands))
 	var budget atomic.Int64
@@ -271,6 +276,10 @@ func (s *snapshot) describe(cands []candidate) []Change {
 				return // ignored now, not deleted: ignored files are never reported
 			}
 		}
+		if ctx.Err() != nil {
+			out[i] = uncompared(c)
+			return
+		}
 		out[i] = s.compare(c, &budget)
 	})
 	changes := make([]Change, 0, len(out))
@@ -280,6 +289,18 @@ func (s *snapshot) describe(cands []candidate) []Change {
 		}
 	}
 	return changes
+}
+
+// uncompared describes a candidate that was not compared.
+func uncompared(c candidate) *Change {
+	ch := &Change{Path: c.rel, Status: StatusModified, TooLarge: true}
+	switch {
+	case c.before == nil:
+		ch.Status = StatusAdded
+	case !c.exists:
+		ch.Status = StatusDeleted
+	}
+	return ch
 }
 
 // compare describes how one candidate changed, or returns nil if its
@@ -424,7 +445,7 @@ func readContent(path string, st fileStat) ([]byte, error) {
 		target, err := os.Readlink(path)
 		return []byte(target), err
 	}
-	return os.ReadFile(path)
+	return readRegular(path, max(maxCopyBytes, maxDiffBytes))
 }
 
 // hashFile returns the git blob hash of a file without holding it in memory.
@@ -436,18 +457,21 @@ func hashFile(path string, st fileStat) (plumbing.Hash, error) {
 		}
 		return blobHash(data), nil
 	}
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	if fi.Size() > maxHashBytes {
+		return plumbing.ZeroHash, fmt.Errorf("%s: %w (%d bytes, at most %d hashed)", path, errTooLarge, fi.Size(), maxHashBytes)
+	}
+	h := newBlobHasher(fi.Size())
+	n, err := io.Copy(h, io.LimitReader(f, fi.Size()))
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	h := newBlobHasher(fi.Size())
-	if _, err := io.Copy(h, f); err != nil {
-		return plumbing.ZeroHash, err
+	if n != fi.Size() {
+		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read", path)
 	}
 	return plumbing.Hash(h.Sum(nil)), nil
 }

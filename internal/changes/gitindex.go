@@ -382,7 +382,7 @@ func (ir *indexReader) warn(key fileStat, err error) {
 // whole file (4 MB at 50k entries) to compare it with the last one.
 func (ir *indexReader) mapFile(path string) (data []byte, key fileStat, release func(), err error) {
 	release = func() {}
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, fileStat{}, release, err
 	}

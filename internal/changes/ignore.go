@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,13 +94,12 @@ func excludesFile(store *filesystem.Storage) string {
 
 // configExcludesFile returns core.excludesFile from one git config file.
 func configExcludesFile(path string) string {
-	f, err := os.Open(path)
+	data, err := readRegular(path, maxPatternBytes)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
 	cfg := config.New()
-	if err := config.NewDecoder(f).Decode(cfg); err != nil {
+	if err := config.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
 		return ""
 	}
 	return cfg.Section("core").Option("excludesfile")

@@ -107,10 +107,19 @@ func (r *Recorder) Before(ctx context.Context) (*Mark, error) {
 	return m, nil
 }
 
+// ReportTimeout bounds the work of finding what a run changed, past the
+// program's end: a walk not done by then fails, a comparison not done
+// reports the file as changed by its stat data.
+const ReportTimeout = 5 * time.Second
+
 // Changes returns what changed in the worktree since m was taken, in path
 // order. It is called once, after the run; then the recorder is ready for
 // the next Before.
 func (m *Mark) Changes(ctx context.Context) ([]Change, error) {
+	// The answer of a run waits on this: bounded, whatever the worktree
+	// holds (a file of 16 GiB, a million new files).
+	ctx, cancel := context.WithTimeout(ctx, ReportTimeout)
+	defer cancel()
 	r := m.r
 	var (
 		found []Change

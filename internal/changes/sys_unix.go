@@ -99,3 +99,9 @@ func mapOpen(f *os.File, size int64) (data []byte, release func(), err error) {
 	}
 	return data, func() { unix.Munmap(data) }, nil
 }
+
+// Flags of openRegular.
+const (
+	openNoFollow = unix.O_NOFOLLOW
+	openNonBlock = unix.O_NONBLOCK
+)

@@ -108,3 +108,10 @@ func mapOpen(f *os.File, size int64) (data []byte, release func(), err error) {
 	}
 	return data, func() {}, nil
 }
+
+// Flags of openRegular: Windows has no FIFOs to block on in a worktree,
+// and os.Lstat-level checks cover links.
+const (
+	openNoFollow = 0
+	openNonBlock = 0
+)

@@ -165,7 +165,7 @@ func (k *tracker) report(ctx context.Context) ([]Change, error) {
 			report = append(report, c)
 		}
 	}
-	changes := k.snap.describe(report)
+	changes := k.snap.describe(ctx, report)
 	k.absorb(cands)
 	return changes, nil
 }

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -210,7 +209,9 @@ func (t *tree) components(dir string) []string {
 // readPatterns parses a gitignore-format file; a missing or unreadable
 // file has no patterns. domain is the folder the patterns are relative to.
 func readPatterns(path string, domain []string) []gitignore.Pattern {
-	data, err := os.ReadFile(path)
+	// As git does since 2.32, an ignore file that is a symlink is not
+	// followed; nor is one that is not a regular file, or too large.
+	data, err := readRegular(path, maxPatternBytes)
 	if err != nil {
 		return nil
 	}

@@ -268,7 +268,9 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	// after ^C, and the walk is bounded.
 	changed, err := before.Changes(context.WithoutCancel(ctx))
 	if err != nil {
-		return nil, err
+		// The program ran: its result stands, without the change report.
+		res.Stderr += fmt.Sprintf("\nomnidev: %v; this run's changes are not reported (git status shows the worktree)\n", err)
+		changed = nil
 	}
 	if req.Isolation != nil {
 		go e.prepareSpare(prog, req.Isolation)

@@ -475,6 +475,52 @@ try { writeFileSync("tools/bin/landed", "x"); console.log("wrote"); } catch (e: 
 				}
 			})
 
+			t.Run("D1 D3 hostile files in the worktree do not hang or swell the change report", func(t *testing.T) {
+				files := escapeFiles(id, false, map[string]string{"data/big.bin": "small\n", "data/sub/.keep": "", "data/zero/.keep": ""})
+				r := newEscapeRepo(t, id, files)
+				prog := `import { execSync } from "node:child_process";
+import { truncateSync, symlinkSync, writeFileSync } from "node:fs";
+execSync("mkfifo data/sub/.gitignore");
+symlinkSync("/dev/zero", "data/zero/.gitignore");
+truncateSync("data/big.bin", 16 * 2 ** 30);
+writeFileSync("data/note.txt", "hello\n");
+console.log("planted");`
+				writeFile(t, r.dir, "hostile.ts", prog)
+				r.own()
+				cmd := r.command([]string{"exec", "--json", filepath.Join(r.dir, "hostile.ts")})
+				start := time.Now()
+				data, err := runBounded(t, cmd, time.Minute)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, data)
+				}
+				var out struct {
+					execOut
+					Changes []struct {
+						Path     string `json:"path"`
+						Status   string `json:"status"`
+						TooLarge bool   `json:"too_large"`
+					} `json:"changes"`
+				}
+				if err := json.Unmarshal(data, &out); err != nil {
+					t.Fatalf("%v\n%s", err, data)
+				}
+				if !strings.Contains(out.Stdout, "planted") {
+					t.Fatalf("the program did not plant its files: %+v", out.execOut)
+				}
+				took := time.Since(start)
+				got := map[string]string{}
+				for _, c := range out.Changes {
+					got[c.Path] = fmt.Sprintf("%s %v", c.Status, c.TooLarge)
+				}
+				if got["data/big.bin"] != "modified true" || got["data/note.txt"] != "added false" {
+					t.Errorf("changes = %v; want data/big.bin modified and marked too large, data/note.txt added", got)
+				}
+				if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss; rss > 400<<10 {
+					t.Errorf("omnidev exec grew to %d MiB", rss>>10)
+				}
+				t.Logf("report done %v after start", took)
+			})
+
 			t.Run("D2 a symlinked omni.toml neither breaks runs nor is followed", func(t *testing.T) {
 				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				// A target the view hides (the home): following the link to
@@ -628,5 +674,30 @@ try { writeFileSync(%q, "x"); console.log("WROTE outside"); } catch (e: any) { c
 				t.Errorf("the Landlock mode did not hold:\n%s", out.Stdout)
 			}
 		})
+	}
+}
+
+// runBounded runs cmd and returns its stdout; past bound it is killed and
+// the test fails: a hang is the failure these tests look for.
+func runBounded(t *testing.T, cmd *exec.Cmd, bound time.Duration) ([]byte, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return append(stdout.Bytes(), stderr.Bytes()...), err
+		}
+		return stdout.Bytes(), nil
+	case <-time.After(bound):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running after %v\n%s", bound, stderr.String())
+		return nil, nil
 	}
 }

@@ -1,0 +1,70 @@
+package changes
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Files in the worktree are written by programs, which are not trusted: a
+// .gitignore may be a FIFO (an open that blocks forever), a symlink to
+// /dev/zero (a read that never ends), or a sparse file of terabytes. The
+// server opens them without following a final symlink and without blocking,
+// reads only regular files, and within a bound.
+
+// Bounds on what is read of one file.
+const (
+	// maxPatternBytes bounds an ignore file; a larger one is not read, as
+	// if absent (git's own limit is 100 MB; real ones are a few KB).
+	maxPatternBytes = 1 << 20
+	// maxHashBytes bounds a file hashed to learn whether it changed; a
+	// larger one whose size or time changed is reported as modified,
+	// marked too_large, without reading it.
+	maxHashBytes = 64 << 20
+)
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large to read")
+)
+
+// openRegular opens path for reading if it is a regular file, following no
+// symlink at its end and never blocking on a FIFO or a device.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow|openNonBlock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, errNotRegular)
+	}
+	return f, fi, nil
+}
+
+// readRegular reads a regular file of at most limit bytes (see openRegular).
+func readRegular(path string, limit int64) ([]byte, error) {
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d)", path, errTooLarge, fi.Size(), limit)
+	}
+	// The size may grow while it is read: never past the limit.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w (grew past %d bytes)", path, errTooLarge, limit)
+	}
+	return data, nil
+}
