@@ -14,6 +14,9 @@ func withIsolationDefaults(want Sandbox) Sandbox {
 	if want.Filesystem == "" {
 		want.Filesystem = FilesystemIsolated
 	}
+	if want.Isolation == "" {
+		want.Isolation = IsolationAuto
+	}
 	if want.MemoryBytes == 0 {
 		want.MemoryBytes = min(DefaultMemoryBytes, totalRAM())
 	}
@@ -52,6 +55,16 @@ func TestLoadSandboxIsolation(t *testing.T) {
 			},
 		},
 		{
+			name:   "isolation mode, overridden by the local file",
+			config: "[sandbox]\nisolation = \"namespaces\"\n",
+			local:  "[sandbox]\nisolation = \"landlock\"\n",
+			check: func(t *testing.T, _ string, s Sandbox) {
+				if s.Isolation != IsolationLandlock {
+					t.Errorf("Isolation = %q, want landlock", s.Isolation)
+				}
+			},
+		},
+		{
 			name:   "memory as a number of bytes; the local file extends the path lists",
 			config: "[sandbox]\nmemory = 134217728\nwritable = [\"a\"]\n",
 			local:  "[sandbox]\nwritable = [\"b\"]\nprocesses = 32\n",
@@ -86,6 +99,7 @@ func TestLoadSandboxIsolationErrors(t *testing.T) {
 		{"memory over the machine's", "[sandbox]\nmemory = \"100TiB\"\n", []string{"[sandbox] memory is 102400GiB; it must be between 64MiB and this machine's memory ("}},
 		{"processes too few", "[sandbox]\nprocesses = 2\n", []string{"[sandbox] processes is 2; it must be between 16 and"}},
 		{"empty path", "[sandbox]\nwritable = [\"\"]\n", []string{"[sandbox] writable holds an empty path"}},
+		{"unknown isolation", "[sandbox]\nisolation = \"bubblewrap\"\n", []string{`[sandbox] isolation "bubblewrap" is not supported`, `"landlock"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -206,6 +206,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 			return iso.prepareLandlock(prog, p, why)
 		}
 	}
+	setDumpable(true)
 	spec := initSpec{Network: prog.Network, NProc: iso.nprocLimit(p)}
 	r := &Run{iso: iso, policy: p, isolated: true, root: prog.Root}
 	if p.Filesystem {

@@ -76,6 +76,12 @@ func userNamespaceRefusal(err error) string {
 // prepareLandlock returns a run of prog in the Landlock mode; why says
 // why this mode (a setting, or the kernel's refusal).
 func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run, error) {
+	// Programs of this mode share the server's user and see its /proc:
+	// non-dumpable, its environ, mem and fd entries belong to root (a
+	// second wall beside Landlock's ptrace rule). The namespace mode makes
+	// it dumpable again: the server writes its init's uid_map, which a
+	// non-dumpable parent's child does not let it do.
+	setDumpable(false)
 	if landlockABI() < 2 {
 		return nil, fmt.Errorf("%w: %s, and the kernel has no Landlock (ABI 2 or later, Linux 5.19+) to contain programs without them; %s, or set [sandbox] isolation = \"none\" to run programs uncontained",
 			ErrIsolation, why, NamespacesHint)
@@ -471,4 +477,14 @@ func killDescendants(pid int, reap bool) {
 			}
 		}
 	}
+}
+
+// setDumpable sets whether the server's /proc entries are its user's (see
+// prepareLandlock).
+func setDumpable(on bool) {
+	v := uintptr(0)
+	if on {
+		v = 1
+	}
+	unix.Prctl(unix.PR_SET_DUMPABLE, v, 0, 0, 0)
 }

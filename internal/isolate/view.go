@@ -119,7 +119,12 @@ func planView(prog Program, p *Policy, masks, runtimePaths []string) view {
 	// it lies in a writable part; elsewhere the host's read-only root shows it.
 	covered := append([]string{root}, v.Tmpfs...)
 	covered = append(covered, masks...)
-	for _, path := range slices.Concat(p.Readable, runtimePaths) {
+	for i, path := range slices.Concat(p.Readable, runtimePaths) {
+		if i >= len(p.Readable) && under(filepath.Clean(path), []string{root}) {
+			// A runtime installed in the repository (npm install -D bun)
+			// is there already; its node_modules stays the repository's.
+			continue
+		}
 		b, problem := resolveBind(path, root, realRoot, false)
 		switch {
 		case problem != "":

@@ -354,7 +354,7 @@ func TestIsolationWithHelperOfAnotherBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("omnidev exec: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), `"isolation": "namespaces"`) || !strings.Contains(string(out), `"stdout": "pid `) {
+	if !strings.Contains(string(out), `"isolation": "namespaces+landlock+seccomp"`) || !strings.Contains(string(out), `"stdout": "pid `) {
 		t.Errorf("the run was not isolated:\n%s", out)
 	}
 	out, _ = exec.CommandContext(t.Context(), bin, "--dir", root, "doctor").CombinedOutput()
