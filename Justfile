@@ -40,6 +40,10 @@ lint:
 cross:
     for target in darwin/amd64 darwin/arm64 windows/amd64; do GOOS=${target%/*} GOARCH=${target#*/} go build ./... && GOOS=${target%/*} GOARCH=${target#*/} go vet ./... || exit 1; done
 
+# Release archives for linux, darwin and windows on amd64 and arm64, version-stamped, with sha256 checksums, into dist/.
+release:
+    ./scripts/release.sh
+
 # Format the code.
 fmt:
     gofmt -w .
