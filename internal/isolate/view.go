@@ -359,7 +359,9 @@ func linkedGitDirs(root string) []string {
 // otherwise show a program any hidden folder. refused says which, for
 // doctor and the run's report. A folder inside the repository at root (a
 // runtime from `npm install -D`) is no such folder: the view shows the
-// repository, and keeps the runtime's folder read-only there.
+// repository, and (in the namespace mode) keeps the runtime's packages
+// read-only there, so that a program cannot plant another runtime for the
+// next run, or for a person.
 func RuntimePaths(runtime, root string, env []string) (paths, refused []string) {
 	hidden := hiddenFolders(env, "/nonexistent-root")
 	serverPath := filepath.SplitList(os.Getenv("PATH"))

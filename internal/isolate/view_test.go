@@ -172,7 +172,7 @@ func TestRuntimePaths(t *testing.T) {
 			runtime: local,
 			root:    repo,
 			env:     []string{"HOME=" + home, "PATH=/usr/bin"},
-			want:    []string{filepath.Join(repo, "node_modules/tool"), "/usr/bin", filepath.Join(home, ".bun")},
+			want:    []string{filepath.Join(repo, "node_modules"), "/usr/bin", filepath.Join(home, ".bun")},
 		},
 		{
 			name:        "the same runtime, were the repository elsewhere, is refused",
