@@ -13,9 +13,12 @@ default:
     @just --list
 
 # No stdin, output to stderr: `just serve`'s stdin and stdout carry JSON-RPC.
-# Install what the tests need and a fresh machine lacks (Bun; tsc and Node's types for check-types; the reference MCP servers the relay's tests wrap), into .tools/.
-deps:
+# Install Bun, the runtime `serve` runs programs with, into .tools/ when it is missing.
+runtime:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
+
+# Install what the tests need and a fresh machine lacks (Bun; tsc and Node's types for check-types; the reference MCP servers the relay's tests wrap), into .tools/.
+deps: runtime
     @test -x .tools/node_modules/.bin/tsc -a -d .tools/node_modules/@types/node || npm install --prefix .tools --no-audit --no-fund --loglevel=error typescript@7.0.2 @types/node@26.6.6 </dev/null 1>&2
     @command -v mcp-server-everything >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything </dev/null 1>&2
     @command -v mcp-server-memory >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-memory </dev/null 1>&2
@@ -40,12 +43,16 @@ lint:
 cross:
     for target in darwin/amd64 darwin/arm64 windows/amd64; do GOOS=${target%/*} GOARCH=${target#*/} go build ./... && GOOS=${target%/*} GOARCH=${target#*/} go vet ./... || exit 1; done
 
+# Release archives for linux, darwin and windows on amd64 and arm64, version-stamped, with sha256 checksums, into dist/.
+release:
+    ./scripts/release.sh
+
 # Format the code.
 fmt:
     gofmt -w .
 
 # Serve MCP over stdio on this repository's own omni/ (what an MCP host runs).
-serve: deps build
+serve: runtime build
     {{bin}} serve
 
 # Drive the built binary with clients we did not write: the MCP Inspector CLI over stdio, the MCP conformance suite over HTTP.

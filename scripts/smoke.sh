@@ -92,4 +92,41 @@ inspect read --method resources/read --uri omni://repo/rules/paths.md
 check read 'r.contents[0].uri === "omni://repo/rules/paths.md" && r.contents[0].text === require("fs").readFileSync("'"$root"'/omni/capabilities/repo/rules/paths.md", "utf8")'
 inspect_fails read-escape 'leaves the capability folder' --method resources/read --uri 'omni://repo/../../README.md'
 
+# The commands a newcomer is given, run as given, with npx fetching the Inspector and no
+# omnidev on PATH: the one `omnidev serve` prints on a terminal, and docs/hosts.md's HTTP one.
+path=
+IFS=: read -ra dirs <<<"$PATH"
+for d in "${dirs[@]}"; do [[ -e $d/omnidev ]] || path+=${path:+:}$d; done
+as_given() { # as_given NAME COMMAND: runs COMMAND with sh from an empty folder
+  mkdir -p "$out/$1.cwd"
+  if ! (cd "$out/$1.cwd" && PATH=$path npm_config_yes=true timeout 300 sh -c "$2" >"$out/$1.json" 2>"$out/$1.err"); then
+    echo "smoke: $1 failed: $2" >&2
+    cat "$out/$1.err" "$out/$1.json" >&2
+    exit 1
+  fi
+}
+
+banner=$(timeout 30 script -qec "$(printf %q "$bin") --dir $(printf %q "$root") serve" /dev/null </dev/null | tr -d '\r')
+printed=$(sed -n 's/^ *\(npx .* --cli .*\)$/\1/p' <<<"$banner")
+[[ -n $printed ]] || { echo "smoke: omnidev serve on a terminal printed no Inspector --cli command:" >&2; echo "$banner" >&2; exit 1; }
+as_given banner "$printed"
+check banner 'r.tools.map(t => t.name).sort().join() === "omni_execute,omni_query"'
+
+# docs/hosts.md's HTTP command, its lines joined, on the port the server got.
+http=$(sed -n '/^npx .*--cli http:/,/[^\\]$/p' "$root/docs/hosts.md" | sed 's/\\$//' | tr '\n' ' ')
+[[ $http == *--header* ]] || { echo "smoke: no Inspector HTTP command with --header in docs/hosts.md" >&2; exit 1; }
+export OMNIDEV_TOKEN=smoke-$RANDOM$RANDOM
+"$bin" --dir "$root" serve --http 127.0.0.1:0 --log-file "$out/http.log" </dev/null 2>"$out/http.err" &
+http_pid=$!
+trap 'kill $http_pid 2>/dev/null; wait $http_pid 2>/dev/null; rm -rf "$out"' EXIT
+url=
+for _ in $(seq 100); do
+  url=$(sed -n 's/.*msg="listening on \(http:[^"]*\)".*/\1/p;T;q' "$out/http.log" 2>/dev/null || true)
+  [[ -n $url ]] && break
+  sleep 0.1
+done
+[[ -n $url ]] || { echo "smoke: omnidev serve --http did not say where it listens:" >&2; cat "$out/http.err" "$out/http.log" >&2; exit 1; }
+as_given http "${http//http:\/\/127.0.0.1:7777\/mcp/$url}"
+check http 'r.tools.map(t => t.name).sort().join() === "omni_execute,omni_query"'
+
 echo "smoke: all checks passed"

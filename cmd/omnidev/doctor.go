@@ -72,6 +72,9 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 	}
 	if rt := d.Runtime; rt.Err != nil {
 		fmt.Fprintf(w, "runtime:      ERROR %v\n", rt.Err)
+		if rt.Install != "" {
+			fmt.Fprintf(w, "  for you:    %s\n", rt.Install)
+		}
 	} else {
 		fmt.Fprintf(w, "runtime:      %s %s (%s)\n", rt.Name, rt.Version, rt.Path)
 	}

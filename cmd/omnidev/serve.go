@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/omnidev/omnidev/internal/server"
 )
@@ -24,7 +25,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if f, ok := env.stdin.(*os.File); ok && *httpAddr == "" && isTerminal(f) {
-		fmt.Fprintf(env.stderr, terminalNotice, root, root)
+		self := "omnidev"
+		if exe, err := os.Executable(); err == nil {
+			self = exe // `omnidev` may not be on PATH (bin/omnidev): the Inspector must find it
+		}
+		self, root := shellQuote(self), shellQuote(root)
+		fmt.Fprintf(env.stderr, terminalNotice, self, root, self, root)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
@@ -54,7 +60,15 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 // where it would otherwise wait in silence for JSON-RPC.
 const terminalNotice = `omnidev serve is an MCP server over stdio (JSON-RPC on stdin and stdout): an MCP host
 (Claude Code, Cursor, VS Code...) normally starts it. To try it by hand, use the MCP Inspector:
-  npx @modelcontextprotocol/inspector omnidev serve --dir %s
-  npx @modelcontextprotocol/inspector --cli omnidev serve --dir %s --method tools/list
+  npx @modelcontextprotocol/inspector %s serve --dir %s
+  npx @modelcontextprotocol/inspector --cli %s serve --dir %s --method tools/list
 Waiting for JSON-RPC on stdin; Ctrl-C stops it.
 `
+
+// shellQuote returns s as one word of a POSIX shell command line.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,+=@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -50,6 +51,9 @@ type RuntimeInfo struct {
 	Version string
 	// Err is set when the runtime cannot be found; it says how to install it.
 	Err error
+	// Install, with Err, is the install that works for the user running
+	// doctor, checked on this machine; "" for an explicit command.
+	Install string
 }
 
 // CanServe reports whether a server could serve this repository and run
@@ -86,7 +90,7 @@ func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRe
 			}
 		}
 	}
-	d.Runtime = diagnoseRuntime(ctx, sb, environ)
+	d.Runtime = diagnoseRuntime(ctx, root, sb, environ)
 	if d.Registry != nil {
 		d.Wrapped = diagnoseServers(ctx, d.Registry, environ, newRelay)
 	}
@@ -139,17 +143,27 @@ func diagnoseServers(ctx context.Context, reg *capability.Registry, environ []st
 	return wrappedServers(r, reg)
 }
 
-func diagnoseRuntime(ctx context.Context, sb capability.Sandbox, environ []string) RuntimeInfo {
+func diagnoseRuntime(ctx context.Context, root string, sb capability.Sandbox, environ []string) RuntimeInfo {
 	info := RuntimeInfo{Name: sb.Runtime}
 	if sb.Command != nil {
 		info.Name = strings.Join(sb.Command, " ")
 	}
-	path, err := execute.LookupRuntime(sb.Runtime, sb.Command, environ)
+	path, err := execute.LookupRuntime(root, sb.Runtime, sb.Command, environ)
 	if err != nil {
 		info.Err = err
+		if pkg := execute.RuntimePackage(sb.Runtime, sb.Command); pkg != "" && errors.Is(err, execute.ErrRuntimeNotFound) {
+			info.Install = installAdvice(ctx, root, pkg, environ)
+		}
 		return info
 	}
 	info.Path = path
+	if rel, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(rel) {
+		// Programs may replace what lies in the repository: doctor, which
+		// runs outside the sandbox, does not start it (the isolation check
+		// below does, inside).
+		info.Version = "in the repository"
+		return info
+	}
 	ctx, cancel := context.WithTimeout(ctx, runtimeVersionTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "--version").Output()
@@ -178,4 +192,61 @@ func gitState(root string) string {
 		name = "branch " + head.Name().Short()
 	}
 	return fmt.Sprintf("%s at %s", name, head.Hash().String()[:12])
+}
+
+// npmTimeout bounds `npm prefix -g`, a Node start and a read of npm's
+// configuration.
+const npmTimeout = 10 * time.Second
+
+// installAdvice says how the user running doctor can install the npm
+// package pkg of a missing runtime. `npm install -g` writes to npm's global
+// folder, which a system Node keeps for root (EACCES for everyone else); an
+// install in the repository, where omnidev also looks, needs only the
+// repository.
+func installAdvice(ctx context.Context, root, pkg string, environ []string) string {
+	local := fmt.Sprintf("`npm install -D %s` in %s", pkg, root)
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "install Node.js with npm, then run " + local
+	}
+	ctx, cancel := context.WithTimeout(ctx, npmTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "prefix", "-g")
+	cmd.Env = environ
+	out, err := cmd.Output()
+	prefix := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(prefix) {
+		return "run " + local + " (`npm prefix -g` failed: npm's global folder is unknown)"
+	}
+	global := fmt.Sprintf("`npm install -g %s`", pkg)
+	if dir, ok := globalWritable(prefix); !ok {
+		return fmt.Sprintf("run %s (%s would fail: %s is not writable by you)", local, global, dir)
+	}
+	return fmt.Sprintf("run %s (npm's global folder %s is writable by you), or %s", global, prefix, local)
+}
+
+// globalWritable reports whether this user can write where `npm install -g`
+// writes under prefix (the packages and their commands), trying a file in
+// each folder or, when it does not exist yet, in its nearest parent; else
+// it returns the folder that is not writable.
+func globalWritable(prefix string) (string, bool) {
+	dirs := []string{filepath.Join(prefix, "lib", "node_modules"), filepath.Join(prefix, "bin")}
+	if runtime.GOOS == "windows" {
+		dirs = []string{filepath.Join(prefix, "node_modules"), prefix}
+	}
+	for _, dir := range dirs {
+		for {
+			if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+		f, err := os.CreateTemp(dir, ".omnidev-doctor-*")
+		if err != nil {
+			return dir, false
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return "", true
 }

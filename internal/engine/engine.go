@@ -232,10 +232,10 @@ func secrets(reg *capability.Registry) []execute.Secret {
 func (e *Engine) RuntimeError() error {
 	reg := e.Registry()
 	sb := reg.Sandbox
-	if _, err := execute.LookupRuntime(sb.Runtime, sb.Command, reg.Env.Environ()); err == nil {
+	if _, err := execute.LookupRuntime(e.root, sb.Runtime, sb.Command, reg.Env.Environ()); err == nil {
 		return nil
 	}
-	_, err := execute.LookupRuntime(sb.Runtime, sb.Command, e.environ)
+	_, err := execute.LookupRuntime(e.root, sb.Runtime, sb.Command, e.environ)
 	return err
 }
 

@@ -43,6 +43,6 @@ func diagnoseIsolation(ctx context.Context, reg *capability.Registry, runtimePat
 	pol := policy(reg.Sandbox)
 	protections := iso.Check(ctx, prog, pol)
 	init, problem := iso.InitPath()
-	paths, _ := isolate.RuntimePaths(runtimePath, env)
+	paths, _ := isolate.RuntimePaths(runtimePath, reg.Root, env)
 	return protections, paths, init, problem, isolate.Refusals(prog, pol)
 }

@@ -374,11 +374,11 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 	if len(command) > 0 && strings.Contains(command[0], "/") && !filepath.IsAbs(command[0]) {
 		command = append([]string{filepath.Join(e.root, command[0])}, command[1:]...)
 	}
-	path, err := LookupRuntime(req.Runtime, command, req.Env)
+	path, err := LookupRuntime(e.root, req.Runtime, command, req.Env)
 	if err == nil || !errors.Is(err, ErrRuntimeNotFound) {
 		return path, err
 	}
-	if p, err2 := LookupRuntime(req.Runtime, command, os.Environ()); err2 == nil {
+	if p, err2 := LookupRuntime(e.root, req.Runtime, command, os.Environ()); err2 == nil {
 		return p, nil
 	}
 	return "", err

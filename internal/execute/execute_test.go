@@ -574,7 +574,7 @@ func TestLookupRuntime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.runtime+strings.Join(tt.command, " "), func(t *testing.T) {
-			_, err := LookupRuntime(tt.runtime, tt.command, empty)
+			_, err := LookupRuntime("", tt.runtime, tt.command, empty)
 			if !errors.Is(err, ErrRuntimeNotFound) || !strings.Contains(err.Error(), tt.hint) {
 				t.Errorf("LookupRuntime() error = %v, want ErrRuntimeNotFound with %q", err, tt.hint)
 			}
@@ -582,7 +582,7 @@ func TestLookupRuntime(t *testing.T) {
 	}
 	t.Run("found", func(t *testing.T) {
 		bun := requireBun(t)
-		got, err := LookupRuntime("bun", nil, []string{"PATH=" + filepath.Dir(bun)})
+		got, err := LookupRuntime("", "bun", nil, []string{"PATH=" + filepath.Dir(bun)})
 		if err != nil || got != bun {
 			t.Errorf("LookupRuntime(bun) = %q, %v; want %q", got, err, bun)
 		}
@@ -604,7 +604,7 @@ func TestRunRuntimes(t *testing.T) {
 	for _, rt := range runtimes {
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
-			if _, err := LookupRuntime(rt, nil, os.Environ()); err != nil {
+			if _, err := LookupRuntime("", rt, nil, os.Environ()); err != nil {
 				t.Fatal(err)
 			}
 			root := t.TempDir()

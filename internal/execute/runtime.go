@@ -13,8 +13,8 @@ import (
 type preset struct {
 	program string
 	// args come before the runner path; they may name run folder files.
-	args    func(folder *runfolder.Folder) []string
-	install string
+	args func(folder *runfolder.Folder) []string
+	pkg  string // the npm package that installs it
 }
 
 // presetFor returns the [sandbox] runtime preset of that name. Measured
@@ -30,17 +30,17 @@ func presetFor(name string) (preset, bool) {
 	none := func(*runfolder.Folder) []string { return nil }
 	switch name {
 	case "bun":
-		return preset{program: "bun", args: none, install: "npm install -g bun"}, true
+		return preset{program: "bun", args: none, pkg: "bun"}, true
 	case "deno":
 		return preset{
 			program: "deno",
 			args: func(folder *runfolder.Folder) []string {
 				return []string{"run", "-A", "--import-map=" + folder.ImportMapPath()}
 			},
-			install: "npm install -g deno",
+			pkg: "deno",
 		}, true
 	case "node":
-		return preset{program: "tsx", args: none, install: "npm install -g tsx"}, true
+		return preset{program: "tsx", args: none, pkg: "tsx"}, true
 	}
 	return preset{}, false
 }
@@ -48,19 +48,31 @@ func presetFor(name string) (preset, bool) {
 // LookupRuntime returns the absolute path of the program that runs code for
 // a [sandbox] runtime: a preset name (bun, deno, node) when command is nil,
 // else the explicit command's first word. It searches the PATH of environ
-// (a list of "NAME=value"), as the program itself would. An error wraps
-// ErrRuntimeNotFound and says how to install the runtime; doctor prints it
-// as is.
-func LookupRuntime(runtime string, command []string, environ []string) (string, error) {
+// (a list of "NAME=value"), as the program itself would, then the
+// node_modules/.bin of the repository at root, where `npm install -D bun`
+// puts it: an install that needs no write access outside the repository.
+// An error wraps ErrRuntimeNotFound and says how to install the runtime;
+// doctor prints it as is.
+func LookupRuntime(root, runtime string, command []string, environ []string) (string, error) {
 	program, install, err := runtimeProgram(runtime, command)
 	if err != nil {
 		return "", err
 	}
-	path, err := lookPath(program, pathList(environ))
+	local := filepath.Join(root, "node_modules", ".bin")
+	path, err := lookPath(program, append(pathList(environ), local))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s not found on PATH; install it with `%s`", ErrRuntimeNotFound, program, install)
+		return "", fmt.Errorf("%w: %s is neither on PATH nor in %s; %s", ErrRuntimeNotFound, program, local, install)
 	}
 	return path, nil
+}
+
+// RuntimePackage returns the npm package that installs a preset runtime,
+// "" for an explicit command or an unknown preset.
+func RuntimePackage(runtime string, command []string) string {
+	if p, ok := presetFor(runtime); ok && len(command) == 0 {
+		return p.pkg
+	}
+	return ""
 }
 
 // runtimeProgram returns the program to look up and how to install it.
@@ -75,7 +87,7 @@ func runtimeProgram(runtime string, command []string) (program, install string, 
 	if !ok {
 		return "", "", fmt.Errorf("%w: unknown [sandbox] runtime %q; use \"bun\", \"deno\", \"node\" or an explicit command [\"cmd\", \"arg\"]", ErrRuntimeNotFound, runtime)
 	}
-	return p.program, p.install, nil
+	return p.program, fmt.Sprintf("install it in the repository with `npm install -D %s`, or for every repository with `npm install -g %s` where npm's global folder is writable by you (`omnidev doctor` says which works)", p.pkg, p.pkg), nil
 }
 
 // argv returns the program's arguments (after the program path) for a run:

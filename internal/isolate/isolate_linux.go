@@ -213,7 +213,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", StateDir, err)
 		}
-		runtimePaths, _ := RuntimePaths(prog.Path, prog.Env)
+		runtimePaths, _ := RuntimePaths(prog.Path, prog.Root, prog.Env)
 		v := planView(prog, p, iso.masks, runtimePaths)
 		spec.View = &v
 		r.guarded = v.Guarded

@@ -102,7 +102,7 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 			return nil, fmt.Errorf("create %s: %w", StateDir, err)
 		}
 	}
-	runtimePaths, _ := RuntimePaths(prog.Path, prog.Env)
+	runtimePaths, _ := RuntimePaths(prog.Path, prog.Root, prog.Env)
 	v := planLandlock(prog, p, iso.masks, runtimePaths, private)
 	spec := initSpec{Mode: ModeLandlock, View: &v, Network: prog.Network, NProc: iso.nprocLimit(p)}
 	data, err := json.Marshal(spec)

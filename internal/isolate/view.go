@@ -362,8 +362,12 @@ func linkedGitDirs(root string) []string {
 // not name (a value from the configuration: [env] DENO_DIR = "~/.ssh") is
 // refused when it lies in a folder the view hides: the configuration could
 // otherwise show a program any hidden folder. refused says which, for
-// doctor and the run's report.
-func RuntimePaths(runtime string, env []string) (paths, refused []string) {
+// doctor and the run's report. A folder inside the repository at root (a
+// runtime from `npm install -D`) is no such folder: the view shows the
+// repository, and (in the namespace mode) keeps the runtime's packages
+// read-only there, so that a program cannot plant another runtime for the
+// next run, or for a person.
+func RuntimePaths(runtime, root string, env []string) (paths, refused []string) {
 	hidden := hiddenFolders(env, "/nonexistent-root")
 	serverPath := filepath.SplitList(os.Getenv("PATH"))
 	serverHome, _ := os.UserHomeDir()
@@ -375,7 +379,7 @@ func RuntimePaths(runtime string, env []string) (paths, refused []string) {
 		if slices.Contains(paths, p) {
 			return
 		}
-		if !trusted && under(p, hidden) {
+		if !trusted && under(p, hidden) && (root == "" || !under(p, []string{root})) {
 			refused = append(refused, fmt.Sprintf("%s (from %s) lies in a folder the sandbox hides; it is not shown to programs: set it in the server's own environment if the runtime needs it", p, from))
 			return
 		}
@@ -481,7 +485,7 @@ func Refusals(prog Program, p *Policy) []string {
 	if p == nil || !p.Filesystem {
 		return nil
 	}
-	paths, refused := RuntimePaths(prog.Path, prog.Env)
+	paths, refused := RuntimePaths(prog.Path, prog.Root, prog.Env)
 	v := planView(prog, p, nil, paths)
 	return append(refused, v.Refused...)
 }

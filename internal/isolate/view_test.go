@@ -120,9 +120,17 @@ func TestLinkedGitDirs(t *testing.T) {
 func TestRuntimePaths(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
-	mkdirs(t, base, "home/.bun/bin", "home/.ssh/keys", "pkg/node_modules/tool/bin", "pkg/node_modules/tool/package.json")
+	mkdirs(t, base, "home/.bun/bin", "home/.ssh/keys", "pkg/node_modules/tool/bin", "pkg/node_modules/tool/package.json",
+		"home/repo/node_modules/tool/bin", "home/repo/node_modules/tool/package.json")
 	tool := filepath.Join(base, "pkg/node_modules/tool/bin/tool.exe")
 	if err := os.WriteFile(tool, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A runtime from `npm install -D` in a repository in the home folder,
+	// which the view hides but for the repository.
+	repo := filepath.Join(home, "repo")
+	local := filepath.Join(repo, "node_modules/tool/bin/tool.exe")
+	if err := os.WriteFile(local, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(home, ".bun/bin/tool")
@@ -137,6 +145,8 @@ func TestRuntimePaths(t *testing.T) {
 	t.Setenv("BUN_INSTALL", "")
 	tests := []struct {
 		name        string
+		runtime     string // default: link
+		root        string
 		env         []string
 		want        []string
 		wantRefused int
@@ -157,10 +167,29 @@ func TestRuntimePaths(t *testing.T) {
 			env:  []string{"HOME=" + home, "PATH=" + bunBin, "BUN_INSTALL=/usr/lib"},
 			want: []string{filepath.Join(base, "pkg/node_modules"), bunBin, "/usr/lib"},
 		},
+		{
+			name:    "a runtime inside the repository is shown, read-only",
+			runtime: local,
+			root:    repo,
+			env:     []string{"HOME=" + home, "PATH=/usr/bin"},
+			want:    []string{filepath.Join(repo, "node_modules"), "/usr/bin", filepath.Join(home, ".bun")},
+		},
+		{
+			name:        "the same runtime, were the repository elsewhere, is refused",
+			runtime:     local,
+			root:        filepath.Join(base, "pkg"),
+			env:         []string{"HOME=" + home, "PATH=/usr/bin"},
+			want:        []string{"/usr/bin", filepath.Join(home, ".bun")},
+			wantRefused: 1,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, refused := RuntimePaths(link, tt.env)
+			runtime := tt.runtime
+			if runtime == "" {
+				runtime = link
+			}
+			got, refused := RuntimePaths(runtime, tt.root, tt.env)
 			if !reflect.DeepEqual(tt.want, got) {
 				t.Errorf("RuntimePaths = %v\nwant %v", got, tt.want)
 			}

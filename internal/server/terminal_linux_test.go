@@ -15,7 +15,9 @@ import (
 
 // TestServeOnATerminal starts `omnidev serve` with a terminal as stdin, as
 // someone trying it by hand would: it says on stderr what it is and how to
-// try it, and still serves.
+// try it, and still serves. The Inspector commands it prints name the
+// binary by its absolute path, which works when omnidev is not on PATH
+// (bin/omnidev after `just build`); `just smoke` runs them as printed.
 func TestServeOnATerminal(t *testing.T) {
 	root := fixtureRepo(t)
 	ptmx, tty := openPTY(t)
@@ -32,10 +34,23 @@ func TestServeOnATerminal(t *testing.T) {
 		cmd.Wait()
 	}()
 	testrepo.WaitFor(t, "the terminal notice", 10*time.Second, func() bool { return strings.Contains(stderr.String(), "server started") })
-	for _, want := range []string{"MCP server over stdio", "npx @modelcontextprotocol/inspector omnidev serve --dir " + root} {
+	for _, want := range []string{
+		"MCP server over stdio",
+		"npx @modelcontextprotocol/inspector " + binary + " serve --dir " + root + "\n",
+		"npx @modelcontextprotocol/inspector --cli " + binary + " serve --dir " + root + " --method tools/list\n",
+	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+	// What the Inspector would start, started from elsewhere with no
+	// omnidev on PATH.
+	_, printed, _ := strings.Cut(stderr.String(), "--cli ")
+	printed, _, _ = strings.Cut(printed, " serve ")
+	version := exec.Command(printed, "version")
+	version.Dir, version.Env = t.TempDir(), []string{"PATH=/nonexistent"}
+	if out, err := version.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "omnidev ") {
+		t.Errorf("the printed program %q does not run without omnidev on PATH: %v\n%s", printed, err, out)
 	}
 }
 
