@@ -17,11 +17,13 @@ default:
 runtime:
     @command -v bun >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error bun </dev/null 1>&2
 
-# Install what the tests need and a fresh machine lacks (Bun; tsc and Node's types for check-types; the reference MCP servers the relay's tests wrap), into .tools/.
+# Install what the tests need and a fresh machine lacks (Bun; Deno and tsx, the other runtimes the sandbox is tested with; tsc and Node's types for check-types; the reference MCP servers the relay's tests wrap), into .tools/.
 deps: runtime
     @test -x .tools/node_modules/.bin/tsc -a -d .tools/node_modules/@types/node || npm install --prefix .tools --no-audit --no-fund --loglevel=error typescript@7.0.2 @types/node@26.6.6 </dev/null 1>&2
     @command -v mcp-server-everything >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything </dev/null 1>&2
     @command -v mcp-server-memory >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-memory </dev/null 1>&2
+    @command -v deno >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error deno@2.9.6 </dev/null 1>&2
+    @command -v tsx >/dev/null || npm install --prefix .tools --no-audit --no-fund --loglevel=error tsx@4.23.15 </dev/null 1>&2
 
 # Build bin/omnidev and, beside it, omnidev-sandbox (the small init each run starts in).
 build:
