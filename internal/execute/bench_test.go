@@ -326,8 +326,9 @@ const callGap = 50 * time.Millisecond
 // in each iteration, from an Executor that has already run once (as a
 // server's has). It reports the medians of both and of their difference,
 // in wall time and in CPU time, for each part of the isolation alone
-// (namespaces: the init and a fresh /proc; filesystem: the view; cgroups:
-// the limits) and for all of it, as omnidev runs programs.
+// (namespaces: the init, a fresh /proc, seccomp; filesystem: the view and
+// Landlock; cgroups: the limits) and for all of it, as omnidev runs
+// programs; and for the Landlock mode, alone and with the limits.
 //
 // The init is omnidev-sandbox, built for the benchmark, as `just build`
 // installs it beside omnidev.
@@ -365,6 +366,9 @@ func BenchmarkIsolation(b *testing.B) {
 		{"cgroups", &isolate.Policy{MemoryBytes: 2 << 30, Processes: 256}, callGap},
 		{"all", all, callGap},
 		{"all-back-to-back", all, 0},
+		// The Landlock mode, as where user namespaces are refused.
+		{"landlock", &isolate.Policy{Mode: isolate.ModeLandlock, Filesystem: true}, callGap},
+		{"landlock-all", &isolate.Policy{Mode: isolate.ModeLandlock, Filesystem: true, MemoryBytes: 2 << 30, Processes: 256}, callGap},
 	} {
 		b.Run(part.name, func(b *testing.B) {
 			isolated := host
