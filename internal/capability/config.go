@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/omnidev/omnidev/internal/egress"
 )
 
 // Paths Load reads, relative to the repository root.
@@ -55,7 +56,7 @@ type rawSandbox struct {
 	Runtime        any       `toml:"runtime"` // a preset name or an argv array
 	Timeout        *string   `toml:"timeout"`
 	MaxOutputBytes *int64    `toml:"max_output_bytes"`
-	Network        *bool     `toml:"network"`
+	Network        any       `toml:"network"` // true, false, or a list of hosts
 	EnvPassthrough *[]string `toml:"env_passthrough"`
 	Filesystem     *string   `toml:"filesystem"`
 	Isolation      *string   `toml:"isolation"`
@@ -85,7 +86,7 @@ type sandboxConfig struct {
 	runtime        *runtimeSpec
 	timeout        *time.Duration
 	maxOutputBytes *int
-	network        *bool
+	network        *networkSetting
 	envPassthrough *[]string
 	isolation      isolationConfig
 }
@@ -280,7 +281,14 @@ func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 			s.maxOutputBytes = &v
 		}
 	}
-	s.network = raw.Network
+	if raw.Network != nil {
+		n, err := parseNetwork(raw.Network)
+		if err != nil {
+			fail("network", "%w", err)
+		} else {
+			s.network = &n
+		}
+	}
 	if raw.EnvPassthrough != nil {
 		for _, name := range *raw.EnvPassthrough {
 			if !validEnvName(name) {
@@ -364,7 +372,7 @@ func (c *config) merge(local *config) {
 	override(&c.sandbox.runtime, local.sandbox.runtime)
 	override(&c.sandbox.timeout, local.sandbox.timeout)
 	override(&c.sandbox.maxOutputBytes, local.sandbox.maxOutputBytes)
-	override(&c.sandbox.network, local.sandbox.network)
+	c.sandbox.network = c.sandbox.network.merge(local.sandbox.network)
 	override(&c.sandbox.envPassthrough, local.sandbox.envPassthrough)
 	c.sandbox.isolation.merge(local.sandbox.isolation)
 }
@@ -453,11 +461,61 @@ func (s sandboxConfig) resolve() Sandbox {
 		out.MaxOutputBytes = *s.maxOutputBytes
 	}
 	if s.network != nil {
-		out.Network = *s.network
+		out.Network = s.network.on && s.network.hosts == nil
+		out.NetworkHosts = slices.Clone(s.network.hosts)
 	}
 	if s.envPassthrough != nil {
 		out.EnvPassthrough = slices.Clone(*s.envPassthrough)
 	}
 	s.isolation.resolve(&out)
 	return out
+}
+
+// networkSetting is [sandbox] network: on or off, or a list of hosts
+// (hosts non-nil; on is then false: only the listed hosts, through the
+// egress proxy).
+type networkSetting struct {
+	on    bool
+	hosts []string
+}
+
+// parseNetwork reads true, false or a list of hosts.
+func parseNetwork(v any) (networkSetting, error) {
+	switch v := v.(type) {
+	case bool:
+		return networkSetting{on: v}, nil
+	case []any:
+		hosts := []string{}
+		var errs []error
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				errs = append(errs, fmt.Errorf("[sandbox] network: %v is not a host name in quotes", e))
+				continue
+			}
+			if _, err := egress.ParseRule(s); err != nil {
+				errs = append(errs, fmt.Errorf("[sandbox] network: %v", err))
+				continue
+			}
+			hosts = append(hosts, strings.ToLower(strings.TrimSpace(s)))
+		}
+		if len(errs) > 0 {
+			return networkSetting{}, errors.Join(errs...)
+		}
+		return networkSetting{hosts: hosts}, nil
+	}
+	return networkSetting{}, fmt.Errorf("[sandbox] network must be true, false or a list of hosts such as [\"registry.npmjs.org\", \"*.github.com\"]")
+}
+
+// merge lays a local setting over n: true or false replaces it; a list
+// extends a committed list (as writable and readable do) and replaces a
+// committed true or false.
+func (n *networkSetting) merge(local *networkSetting) *networkSetting {
+	switch {
+	case local == nil:
+		return n
+	case n == nil || local.hosts == nil || n.hosts == nil:
+		return local
+	}
+	return &networkSetting{hosts: slices.Concat(n.hosts, local.hosts)}
 }

@@ -167,7 +167,10 @@ type Sandbox struct {
 	Command        []string
 	Timeout        time.Duration
 	MaxOutputBytes int
+	// Network is true for the whole network; false with NetworkHosts set,
+	// only those hosts, through omnidev's egress proxy.
 	Network        bool
+	NetworkHosts   []string
 	EnvPassthrough []string
 	// Isolation is the mode of isolation: IsolationAuto (the default),
 	// IsolationNamespaces, IsolationLandlock or IsolationNone.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ type record struct {
 // Listen starts a proxy on a Unix socket at path, replacing a stale one.
 func Listen(path string, opts Options) (*Proxy, error) {
 	os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	ln, err := listenUnix(path)
 	if err != nil {
 		return nil, fmt.Errorf("listen for the egress proxy: %w", err)
 	}
@@ -296,6 +297,9 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, *rec
 	var last error
 	for _, a := range addrs {
 		if inward(a) && !exact {
+			p.mu.Lock()
+			rec.Allowed = false
+			p.mu.Unlock()
 			last = p.blocked(host, port, fmt.Sprintf("it resolves to %s, a private address; only a host the list names exactly may", a))
 			continue
 		}
@@ -434,4 +438,23 @@ func (r *reader) Read(b []byte) (int, error) {
 	n, err := r.r.Read(b)
 	r.n.Add(int64(n))
 	return n, err
+}
+
+// listenUnix binds path; a path longer than sun_path allows is bound
+// through /proc/self/fd, on its folder's descriptor.
+func listenUnix(path string) (net.Listener, error) {
+	if len(path) < 100 {
+		return net.Listen("unix", path)
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	ln, err := net.Listen("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
+	if err != nil {
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	return ln, nil
 }

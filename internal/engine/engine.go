@@ -101,6 +101,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Join(root, ".omni", "state"), 0o755); err != nil {
 		return nil, fmt.Errorf("create .omni/state: %w", err)
 	}
+	removeStaleEgress(root)
 	if err := e.openIndex(ctx, reg, query.Options{Logger: logger, OnBuild: opts.OnIndexBuild}); err != nil {
 		return nil, err
 	}
@@ -192,20 +193,35 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()
 	snap = e.snap.Load() // the servers it started may have listed their tools
-	return e.executor.Run(ctx, execute.Request{
+	env := append(snap.reg.Env.Environ(), relayEnv...)
+	out, err := e.startEgress(snap.reg)
+	if err != nil {
+		return nil, err
+	}
+	var egressSocket string
+	if out != nil {
+		env = append(env, out.env...)
+		egressSocket = out.proxy.Path()
+	}
+	res, err := e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Folder:         snap.folder,
 		Runtime:        cfg.Runtime,
 		Command:        cfg.Command,
-		Env:            append(snap.reg.Env.Environ(), relayEnv...),
+		Env:            env,
 		Timeout:        timeout,
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		Network:        cfg.Network,
+		Egress:         egressSocket,
 		Isolation:      policy(cfg),
 		Progress:       progress,
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),
 	})
+	if out != nil {
+		out.finish(res)
+	}
+	return res, err
 }
 
 // secrets returns the values of the variables capabilities declare

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/omnidev/omnidev/internal/changes"
+	"github.com/omnidev/omnidev/internal/egress"
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/runfolder"
 )
@@ -113,6 +114,9 @@ type Request struct {
 	MaxOutputBytes int
 	// Network false runs the program without any network (not even loopback).
 	Network bool
+	// Egress, with Network false, is the socket of the egress proxy the
+	// program reaches the listed hosts through (see isolate.Program).
+	Egress string
 	// Isolation is what contains the run (namespaces, the filesystem view,
 	// limits); nil runs it on the host in its own process group.
 	Isolation *isolate.Policy
@@ -162,6 +166,11 @@ type Result struct {
 	// Isolation says what contained the run: "namespaces", with what was
 	// not enforced on this machine, or "none: " and the reason.
 	Isolation string `json:"isolation"`
+	// Network records where a run with a list of hosts went (at most
+	// egress.MaxRecorded hosts; NetworkOmitted counts the rest). Empty
+	// for a run with the network on or off.
+	Network        []egress.Host `json:"network,omitempty"`
+	NetworkOmitted int           `json:"network_omitted,omitempty"`
 	// OutOfMemory is true when the memory limit stopped the program; its
 	// stderr then ends with a line naming the limit.
 	OutOfMemory bool `json:"out_of_memory"`
@@ -221,6 +230,7 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		Dir:     e.root,
 		Env:     req.Env,
 		Network: req.Network,
+		Egress:  req.Egress,
 	}
 	p, spare, err := e.startRun(prog, req)
 	if err != nil {

@@ -60,6 +60,13 @@ func Init() int {
 	if err := setup(spec.View); err != nil {
 		return fail(exitSetup, "%v", err)
 	}
+	var egress *bridge
+	if spec.Egress {
+		var err error
+		if egress, err = bridgeEgress(); err != nil {
+			return fail(exitSetup, "bridge to the egress proxy: %v", err)
+		}
+	}
 	// A keyring of the run's own: the server's session keyring (and the
 	// keys in it) is out of reach (E9); seccomp then denies keyctl.
 	if _, err := unix.KeyctlJoinSessionKeyring("omnidev-run"); err != nil && !errors.Is(err, unix.ENOSYS) {
@@ -77,6 +84,9 @@ func Init() int {
 	var launch launchSpec
 	if err := dec.Decode(&launch); err != nil {
 		return exitSetup
+	}
+	if egress != nil {
+		egress.target.Store(&launch.Egress)
 	}
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)

@@ -128,7 +128,15 @@ type Program struct {
 	// Network false runs the program without any network, loopback
 	// included.
 	Network bool
+	// Egress, with Network false, is the Unix socket of an egress proxy:
+	// the program's network namespace then has a loopback on which the
+	// init bridges EgressPort to it, and nothing else.
+	Egress string
 }
+
+// EgressPort is the port on the run's loopback where the egress proxy is
+// reached (HTTP_PROXY=http://127.0.0.1:3128).
+const EgressPort = 3128
 
 // Report is how a finished run was contained.
 type Report struct {

@@ -127,6 +127,10 @@ type initSpec struct {
 	// the run's processes and threads only; outside, the user's, so the
 	// Landlock mode adds those the user already has.
 	NProc int `json:"nproc,omitempty"`
+	// Egress has the init bring the loopback up and bridge EgressPort
+	// there to the egress proxy whose socket the launch spec names (see
+	// Program.Egress): the socket is the run's, the sandbox is not.
+	Egress bool `json:"egress,omitempty"`
 }
 
 // launchSpec is the second JSON value on fd 3: the program to start.
@@ -135,6 +139,8 @@ type launchSpec struct {
 	Args []string `json:"args"`
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
+	// Egress is the egress proxy's socket (initSpec.Egress).
+	Egress string `json:"egress,omitempty"`
 }
 
 // The init's extra descriptors.
@@ -207,7 +213,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		}
 	}
 	setDumpable(true)
-	spec := initSpec{Network: prog.Network, NProc: iso.nprocLimit(p)}
+	spec := initSpec{Network: prog.Network, NProc: iso.nprocLimit(p), Egress: prog.Egress != ""}
 	r := &Run{iso: iso, policy: p, isolated: true, root: prog.Root}
 	if p.Filesystem {
 		if err := os.MkdirAll(filepath.Join(prog.Root, filepath.FromSlash(StateDir)), 0o755); err != nil {
@@ -256,7 +262,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
 			GidMappingsEnableSetgroups: false,
-			AmbientCaps:                []uintptr{capSysAdmin, capSetpcap},
+			AmbientCaps:                ambient(prog),
 			// No Pdeathsig here: Go's child checks its parent's pid after
 			// setting it, and in a new PID namespace that pid reads as 0,
 			// so the child would kill itself. The init sets it first thing.
@@ -284,8 +290,19 @@ func (r *Run) pipes() error {
 // Linux capability numbers (linux/capability.h).
 const (
 	capSetpcap  = 8
+	capNetAdmin = 12
 	capSysAdmin = 21
 )
+
+// ambient are the capabilities the init needs in its namespaces: to mount,
+// to drop the rest, and with an egress proxy to bring the loopback up.
+func ambient(prog Program) []uintptr {
+	caps := []uintptr{capSysAdmin, capSetpcap}
+	if prog.Egress != "" {
+		caps = append(caps, capNetAdmin)
+	}
+	return caps
+}
 
 // hostRun runs prog in its own process group on the host, or, with the
 // network off, in new user and network namespaces.
@@ -345,7 +362,7 @@ func (r *Run) Fallback(prog Program, err error) (*Run, bool) {
 		return nil, false
 	}
 	r.closeAll()
-	if r.policy.Mode != ModeNamespaces && landlockABI() >= 2 {
+	if r.policy.Mode != ModeNamespaces && prog.Egress == "" && landlockABI() >= 2 {
 		why := userNamespaceRefusal(err)
 		r.iso.nsMu.Lock()
 		r.iso.nsRefused = why
@@ -364,6 +381,10 @@ func (r *Run) Fallback(prog Program, err error) (*Run, bool) {
 // StartError turns a failed start into the error to return.
 func (r *Run) StartError(prog Program, err error) error {
 	r.closeAll()
+	if prog.Egress != "" && isNamespaceRefusal(err) {
+		return fmt.Errorf("%w: [sandbox] network lists hosts, which only the namespace mode can enforce, and the kernel refused namespaces (%v); %s, or set network = true or false",
+			ErrNetworkIsolation, err, NamespacesHint)
+	}
 	if !prog.Network && isNamespaceRefusal(err) {
 		return fmt.Errorf("%w: the kernel refused to create user and network namespaces (%v); "+
 			"allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later "+
@@ -435,7 +456,7 @@ func (r *Run) Launch(prog Program) error {
 	if r.private != "" {
 		env = setenv(setenv(env, "TMPDIR", filepath.Join(r.private, "tmp")), "HOME", filepath.Join(r.private, "home"))
 	}
-	data, err := json.Marshal(launchSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir, Env: env})
+	data, err := json.Marshal(launchSpec{Path: prog.Path, Args: prog.Args, Dir: prog.Dir, Env: env, Egress: prog.Egress})
 	if err != nil {
 		return fmt.Errorf("encode the program to launch: %w", err)
 	}

@@ -39,10 +39,13 @@ func raiseWalls(spec initSpec) (string, error) {
 		}
 		rep.Held = append(rep.Held, "landlock")
 	}
-	if err := loadSeccomp(spec.Network); err != nil {
+	if err := loadSeccomp(spec.Network || spec.Egress); err != nil {
 		return "", fmt.Errorf("seccomp: %w", err)
 	}
 	rep.Held = append(rep.Held, "seccomp")
+	if spec.Egress {
+		rep.Held = append(rep.Held, "egress")
+	}
 	if spec.NProc > 0 {
 		n := uint64(spec.NProc)
 		if spec.Mode == ModeLandlock {

@@ -82,6 +82,10 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 	// it dumpable again: the server writes its init's uid_map, which a
 	// non-dumpable parent's child does not let it do.
 	setDumpable(false)
+	if prog.Egress != "" {
+		return nil, fmt.Errorf("%w: [sandbox] network lists hosts, which only the namespace mode can enforce (%s); %s, or set network = true or false",
+			ErrNetworkIsolation, why, NamespacesHint)
+	}
 	if landlockABI() < 2 {
 		return nil, fmt.Errorf("%w: %s, and the kernel has no Landlock (ABI 2 or later, Linux 5.19+) to contain programs without them; %s, or set [sandbox] isolation = \"none\" to run programs uncontained",
 			ErrIsolation, why, NamespacesHint)

@@ -138,6 +138,7 @@ func (r *escapeRepo) exec(code string, bound time.Duration, env ...string) execO
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		r.t.Fatalf("omnidev exec --json: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
+	out.raw = stdout.String()
 	r.t.Logf("ran in %v: %s", time.Since(start).Round(time.Millisecond), out.Isolation)
 	return out
 }

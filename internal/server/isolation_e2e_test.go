@@ -29,6 +29,8 @@ type execOut struct {
 	TimedOut    bool   `json:"timed_out"`
 	Isolation   string `json:"isolation"`
 	OutOfMemory bool   `json:"out_of_memory"`
+	// raw is the whole JSON result, for the fields a test reads itself.
+	raw string
 }
 
 // lockedDownRepo is the fixture with a tight [sandbox]: network off, 4 s,
