@@ -96,4 +96,14 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	if res.ChangesOmitted > 0 {
 		fmt.Fprintf(w, "    ... and %d more files (git status lists them all)\n", res.ChangesOmitted)
 	}
+	for _, h := range res.Network {
+		verdict := "allowed"
+		if !h.Allowed {
+			verdict = "BLOCKED"
+		}
+		fmt.Fprintf(w, "    network  %s:%d %s, %d connections, %d bytes out, %d in\n", h.Host, h.Port, verdict, h.Connections, h.BytesOut, h.BytesIn)
+	}
+	if res.NetworkOmitted > 0 {
+		fmt.Fprintf(w, "    network  ... and %d more hosts\n", res.NetworkOmitted)
+	}
 }

@@ -31,6 +31,9 @@ var (
 	ErrCodeTooLarge     = errors.New("code too large")
 	ErrInvalidTimeout   = errors.New("invalid timeout")
 	ErrNetworkIsolation = isolate.ErrNetworkIsolation
+	// ErrIsolation: the run cannot be contained as [sandbox] isolation
+	// asks (no Landlock where namespaces are refused).
+	ErrIsolation = isolate.ErrIsolation
 )
 
 // Executor runs programs in one repository. Runs are serialized, within

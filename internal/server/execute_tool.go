@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/egress"
 	"github.com/omnidev/omnidev/internal/engine"
 	"github.com/omnidev/omnidev/internal/execute"
 )
@@ -39,6 +40,8 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 	out.Properties["changed_files"].Description = "The paths of the files in changes, in the same order."
 	out.Properties["changes_omitted"].Description = "How many changed files changes and changed_files leave out; diff_stat counts them all."
 	out.Properties["diff_stat"].Description = "Totals over every file this run changed, listed or not."
+	out.Properties["network"].Description = fmt.Sprintf("With [sandbox] network as a list of hosts: every host the program tried, "+
+		"whether the list let it through, its connections and bytes (at most %d hosts; network_omitted counts the rest).", egress.MaxRecorded)
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "omni_execute",
 		Description: fmt.Sprintf("Run one TypeScript program in the repository's sandbox, with the capability modules importable by name. "+
@@ -47,7 +50,8 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 			"counts the rest). A program that fails is a normal result with a non-zero exit_code; read stderr and try again. "+
 			"It runs with Bun unless the repository's [sandbox] runtime names Deno or Node (tsx), from the repository root: "+
 			"relative imports such as ./src/util.ts resolve from the root (name the file's extension). "+
-			"It has network access unless [sandbox] network = false.",
+			"It has network access unless [sandbox] network = false; when network lists hosts, only those, through an HTTP proxy "+
+			"that HTTP_PROXY and HTTPS_PROXY name (a refused host gets HTTP 403), and network in the result says where the run went.",
 			execute.MaxListedChanges),
 		InputSchema:  in,
 		OutputSchema: out,
@@ -84,7 +88,7 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 // isAgentError reports whether err is one the agent can act on (or a call
 // that was cancelled), as opposed to a fault of the server.
 func isAgentError(err error) bool {
-	for _, target := range []error{context.Canceled, context.DeadlineExceeded, execute.ErrRuntimeNotFound, execute.ErrEmptyCode, execute.ErrCodeTooLarge, execute.ErrInvalidTimeout, execute.ErrNetworkIsolation} {
+	for _, target := range []error{context.Canceled, context.DeadlineExceeded, execute.ErrRuntimeNotFound, execute.ErrEmptyCode, execute.ErrCodeTooLarge, execute.ErrInvalidTimeout, execute.ErrNetworkIsolation, execute.ErrIsolation} {
 		if errors.Is(err, target) {
 			return true
 		}
