@@ -12,6 +12,7 @@ import (
 func policy(cfg capability.Sandbox) *isolate.Policy {
 	return &isolate.Policy{
 		Mode:        cfg.Isolation,
+		Hosts:       cfg.NetworkHosts,
 		Filesystem:  cfg.Filesystem != capability.FilesystemHost,
 		Writable:    cfg.Writable,
 		Readable:    cfg.Readable,

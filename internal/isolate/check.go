@@ -86,6 +86,10 @@ func protections(isolation string, network bool, p *Policy) []Protection {
 	}
 	out = append(out, layer("seccomp", "denied: keyrings, ptrace, eBPF, perf, userfaultfd, io_uring, mounts, new namespaces, kernel modules, TIOCSTI; with network = false, sockets but Unix ones"))
 	switch {
+	case p != nil && len(p.Hosts) > 0 && landlockMode:
+		out = append(out, Protection{"network hosts", NotEnforced, "[sandbox] network lists hosts, which only the namespace mode enforces: runs are refused here; " + NamespacesHint})
+	case p != nil && len(p.Hosts) > 0:
+		out = append(out, state("network hosts", "a loopback only, and omnidev's egress proxy as the one way out, to "+strings.Join(p.Hosts, ", ")))
 	case network:
 		out = append(out, Protection{"network off", Off, "network = true: programs reach the network, loopback included"})
 	case landlockMode:

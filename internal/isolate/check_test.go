@@ -24,6 +24,10 @@ func TestProtections(t *testing.T) {
 				"seccomp": Enforced, "network off": Enforced, "memory limit": NotEnforced, "processes limit": Enforced}},
 		{"landlock missing in namespaces", "namespaces+seccomp; not enforced: landlock (the kernel has no Landlock ABI 2 or later: ABI 0)", false, p,
 			map[string]string{"landlock": NotEnforced, "seccomp": Enforced, "filesystem": Enforced}},
+		{"a list of hosts", "namespaces+landlock+seccomp+egress", false, &Policy{Filesystem: true, Hosts: []string{"registry.npmjs.org"}},
+			map[string]string{"network hosts": Enforced}},
+		{"a list of hosts in the Landlock mode", "landlock+seccomp: x", false, &Policy{Filesystem: true, Hosts: []string{"registry.npmjs.org"}},
+			map[string]string{"network hosts": NotEnforced}},
 		{"no namespaces", "none: darwin has no namespaces", true, p,
 			map[string]string{"filesystem": NotEnforced, "/proc": NotEnforced, "memory limit": NotEnforced}},
 	}

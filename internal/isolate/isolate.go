@@ -100,6 +100,9 @@ type Policy struct {
 	// Writable and Readable are absolute host paths added to the view, the
 	// first writable, the second read-only. Missing paths are skipped.
 	Writable, Readable []string
+	// Hosts is [sandbox] network as a list, for doctor (the run itself
+	// gets its proxy through Program.Egress).
+	Hosts []string
 	// MemoryBytes and Processes are cgroup limits; 0 means none.
 	MemoryBytes int64
 	Processes   int
