@@ -14,7 +14,7 @@ import (
 // connecting, and omni_execute's error gives the same sentence.
 func TestEndToEndRuntimeMissing(t *testing.T) {
 	s := startServer(t, fixtureRepo(t), "PATH="+t.TempDir())
-	const sentence = "bun not found on PATH; install it with `npm install -g bun`"
+	const sentence = "install it in the repository with `npm install -D bun`"
 	if instr := s.session.InitializeResult().Instructions; !strings.Contains(instr, "omni_execute cannot run programs on this machine: ") || !strings.Contains(instr, sentence) {
 		t.Errorf("instructions do not name the missing runtime:\n%s", instr)
 	}
