@@ -75,10 +75,13 @@ type state struct {
 	// docs are the documents of caps, by source tag: the text bleve stores
 	// for them, which searches read from here rather than from the index.
 	docs map[string]document
+	// tsTypes holds the declaration of each wrapped server's module in
+	// parts, by capability id, made when an answer first needs it.
+	tsTypes map[string]*lazyTypes
 }
 
 func newState(reg *capability.Registry, docs map[string]document) *state {
-	s := &state{byID: make(map[string]*capability.Capability), docs: docs}
+	s := &state{byID: make(map[string]*capability.Capability), docs: docs, tsTypes: make(map[string]*lazyTypes)}
 	if reg == nil {
 		return s
 	}
@@ -86,6 +89,9 @@ func newState(reg *capability.Registry, docs map[string]document) *state {
 		if c != nil {
 			s.caps = append(s.caps, c)
 			s.byID[c.ID] = c
+			if len(c.Tools) > 0 {
+				s.tsTypes[c.ID] = &lazyTypes{}
+			}
 		}
 	}
 	s.unavailable = reg.Unavailable
