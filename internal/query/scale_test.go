@@ -116,3 +116,18 @@ func TestTypesAtScale(t *testing.T) {
 		t.Errorf("type definitions:\n%s", res.TypeDefinitions)
 	}
 }
+
+// BenchmarkSearchAPIScale: a 3-hit include_types search of the tools of a
+// wrapped server with 10,000 API-shaped tools, whose words stand in every
+// tool (the worst case: every tool is scored).
+func BenchmarkSearchAPIScale(b *testing.B) {
+	x := openFixture(b, scaleFixture(10_000))
+	i := 0
+	for b.Loop() {
+		req := Request{Query: fmt.Sprintf("zone shard %d records", i*197%10_000), Kinds: []string{KindTool}, Limit: 3, IncludeTypes: true}
+		if _, err := x.Search(b.Context(), req); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
