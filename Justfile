@@ -66,6 +66,8 @@ bench: deps build
     go test -run '^$' -bench 'Reload$' -benchtime 20x ./internal/engine/
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
     go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/ ./internal/relay/
+    go test -run '^$' -bench 'APIScale' -benchtime 3x ./internal/server/
+    go test -run '^$' -bench 'Generate|ModuleImport' -benchtime 9x ./internal/tsgen/
 
 # Everything CI runs.
 ci: lint cross test smoke
