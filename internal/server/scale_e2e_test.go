@@ -86,7 +86,6 @@ func TestEndToEndAPIScale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	t.Logf("searchable after %v", waitSearchable(t, ctx, s))
-	defer func() { t.Logf("server log:\n%s", s.stderr) }()
 
 	empty := queryText(t, ctx, s, map[string]any{})
 	var e struct {
