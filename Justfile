@@ -76,6 +76,8 @@ bench: deps build
     go test -run '^$' -bench 'ExecuteLoudProgram|HTTPConcurrent' -benchtime 1x ./internal/server/
     go test -run '^$' -bench 'Relay' -benchtime 3x ./internal/server/ ./internal/relay/
     go test -run '^$' -bench 'Proxy' -benchtime 300x ./internal/egress/
+    go test -run '^$' -bench 'APIScale' -benchtime 3x ./internal/server/
+    go test -run '^$' -bench 'Generate|ModuleImport' -benchtime 9x ./internal/tsgen/
 
 # Everything CI runs.
 ci: lint cross test smoke

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
 // omnidev runs the CLI in-process and returns its exit status and output.
@@ -270,5 +272,25 @@ func TestQueryShowsMatched(t *testing.T) {
 				t.Errorf("query %s: a literal hit shows a matched line\n%s", tc.query, out)
 			}
 		})
+	}
+}
+
+// TestQueryTypesOfACapability: `query --types` declares the tools found of
+// a wrapped server too big to declare whole, and with the capability's id
+// as the only word, all of them.
+func TestQueryTypesOfACapability(t *testing.T) {
+	dir := gitInit(t)
+	bin := testrepo.TestServer(t)
+	testrepo.WriteFiles(t, dir, map[string]string{
+		"omni/config.toml":                        "[capabilities]\nenable = [\"zones\"]\n",
+		"omni/capabilities/zones/capability.toml": "[capability]\nid = \"zones\"\n[mcp]\ncommand = \"" + bin + "\"\nargs = [\"-tools\", \"300\"]\n",
+	})
+	code, out, errOut := omnidev(t, "", "--dir", dir, "query", "--types", "--kinds", "tool", "--limit", "2", "zone shard 7")
+	if code != 0 || strings.Count(out, "export function getZone") != 2 || !strings.Contains(out, "types declared here: the 2 tools found") {
+		t.Errorf("query --types with words: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = omnidev(t, "", "--dir", dir, "query", "--types", "zones")
+	if code != 0 || strings.Count(out, "export function getZone") != 300 || strings.Contains(out, "types not in this answer") {
+		t.Errorf("query --types zones: exit %d, %d functions\n%.2000s%s", code, strings.Count(out, "export function getZone"), out, errOut)
 	}
 }

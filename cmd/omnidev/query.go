@@ -6,13 +6,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/query"
 )
 
 func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	fs := env.flags("query")
 	limit := fs.Int("limit", 10, "most results to show, 1 to 100")
-	types := fs.Bool("types", false, "also print the TypeScript declarations of the capabilities found")
+	types := fs.Bool("types", false, "also print the TypeScript declarations of what is found; with a capability's id or module as the only word, all of its declarations")
 	kinds := fs.String("kinds", "", "comma-separated kinds to show: capability, skill, doc, rule, tool")
 	asJSON := fs.Bool("json", false, "print the omni_query tool's JSON result")
 	words, err := parse(fs, args)
@@ -33,11 +34,34 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *types {
+		wholeTypes(res, eng.Registry(), req.Query)
+	}
 	if *asJSON {
 		return env.printJSON(res)
 	}
 	printQueryResult(env.stdout, res)
 	return nil
+}
+
+// wholeTypes puts in res all the type definitions of the capability whose
+// id or module is the query, when one is: `omnidev query --types zones`
+// prints the whole module's, however large, as the omni://zones/types.d.ts
+// resource does.
+func wholeTypes(res *query.Result, reg *capability.Registry, q string) {
+	q = strings.TrimSpace(q)
+	for _, c := range reg.Capabilities {
+		if q == "" || (q != c.ID && q != c.Module) {
+			continue
+		}
+		res.TypeDefinitions = query.TypeDefinitions([]*capability.Capability{c})
+		for i := range res.Summary {
+			if res.Summary[i].ID == c.ID {
+				res.Summary[i].TypesNote = ""
+			}
+		}
+		return
+	}
 }
 
 func printQueryResult(w io.Writer, res *query.Result) {
@@ -62,6 +86,9 @@ func printQueryResult(w io.Writer, res *query.Result) {
 			}
 			if c.Error != "" {
 				fmt.Fprintf(w, "    unavailable: %s\n", c.Error)
+			}
+			if c.TypesNote != "" {
+				fmt.Fprintf(w, "    types %s\n", c.TypesNote)
 			}
 			if c.NoTypes {
 				fmt.Fprintln(w, "    no type definitions (types.d.ts)")

@@ -59,12 +59,18 @@ func documents(reg *capability.Registry) map[string]document {
 		if c.Module != "" && c.Module != c.ID {
 			name += " " + c.Module
 		}
+		body := c.Types
+		if len(c.Tools) > 0 {
+			// Each tool is a document of its own: the generated declaration
+			// would make one document of a whole API.
+			body = ""
+		}
 		add(source(KindCapability, c.ID, ""), document{
 			Kind:        KindCapability,
 			Name:        name,
 			Title:       cmp.Or(c.Name, c.ID),
 			Description: c.Description,
-			Body:        c.Types,
+			Body:        body,
 		})
 		for _, s := range c.Skills {
 			add(source(KindSkill, c.ID, s.Name), document{

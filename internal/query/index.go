@@ -75,10 +75,13 @@ type state struct {
 	// docs are the documents of caps, by source tag: the text bleve stores
 	// for them, which searches read from here rather than from the index.
 	docs map[string]document
+	// tsTypes holds the declaration of each wrapped server's module in
+	// parts, by capability id, made when an answer first needs it.
+	tsTypes map[string]*lazyTypes
 }
 
 func newState(reg *capability.Registry, docs map[string]document) *state {
-	s := &state{byID: make(map[string]*capability.Capability), docs: docs}
+	s := &state{byID: make(map[string]*capability.Capability), docs: docs, tsTypes: make(map[string]*lazyTypes)}
 	if reg == nil {
 		return s
 	}
@@ -86,6 +89,9 @@ func newState(reg *capability.Registry, docs map[string]document) *state {
 		if c != nil {
 			s.caps = append(s.caps, c)
 			s.byID[c.ID] = c
+			if len(c.Tools) > 0 {
+				s.tsTypes[c.ID] = &lazyTypes{}
+			}
 		}
 	}
 	s.unavailable = reg.Unavailable
@@ -118,7 +124,8 @@ func (s UpdateStats) LogValue() slog.Value {
 type Options struct {
 	Logger *slog.Logger
 	// OnBuild, if set, is called as a build from nothing starts (an index
-	// created or rebuilt, or one that held no documents), and the function
+	// created or rebuilt, or one that held no documents; or an update that
+	// adds more than buildBatchDocs documents at once), and the function
 	// it returns as that build ends, with the number of documents it
 	// indexed. A build allocates much short-lived garbage: the owner of the
 	// process may raise the collector's target meanwhile and return the
@@ -328,8 +335,9 @@ func (x *Index) Stats() UpdateStats {
 const buildBatchDocs = 2500
 
 // apply writes the difference between the index and reg, with the new
-// document hashes, in one batch (several when the index was empty, see
-// buildBatchDocs). x.mu must be held.
+// document hashes, in one batch (several when the index was empty or gains
+// more than buildBatchDocs documents, see buildBatchDocs). x.mu must be
+// held.
 func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats UpdateStats, err error) {
 	// bleve may panic on segment files it cannot parse; an index that
 	// does is unusable, which is an error, not a reason to crash.
@@ -345,14 +353,25 @@ func (x *Index) apply(ctx context.Context, reg *capability.Registry) (stats Upda
 	next := make(map[string]string, len(docs))
 	batch := x.bleve.NewBatch()
 	hs := newHasher()
-	building := len(x.hashes) == 0
+	added := 0
+	for id, d := range docs {
+		next[id] = hs.hash(&d)
+		if _, ok := x.hashes[id]; !ok {
+			added++
+		}
+	}
+	// An update that adds as many documents as a build (a wrapped server
+	// that lists thousands of tools) is written as a build is: in parts,
+	// with the build's memory policy. Searches meanwhile may see some of
+	// the new documents before the registry that has them; they are the
+	// hits of a batch newer than the state (see search).
+	building := len(x.hashes) == 0 || added > buildBatchDocs
 	if building && x.onBuild != nil {
 		end := x.onBuild()
 		defer func() { end(stats.Added) }()
 	}
 	for id, d := range docs {
-		h := hs.hash(&d)
-		next[id] = h
+		h := next[id]
 		switch old, ok := x.hashes[id]; {
 		case !ok:
 			stats.Added++

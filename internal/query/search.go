@@ -72,6 +72,12 @@ type CapabilitySummary struct {
 	Rules []string `json:"rules,omitempty"`
 	// NoTypes is set when the capability has code but no type definitions.
 	NoTypes bool `json:"no_types,omitempty"`
+	// Functions counts the functions the module exports: a wrapped
+	// server's tools, the functions a types.d.ts declares.
+	Functions int `json:"functions,omitempty"`
+	// TypesNote says where the capability's type definitions are when the
+	// answer does not hold them whole, in one line.
+	TypesNote string `json:"types_note,omitempty"`
 	// Tools is the number of tools of the MCP server the capability wraps
 	// (absent for other capabilities).
 	Tools *int `json:"tools,omitempty"`
@@ -121,10 +127,11 @@ func (x *Index) search(ctx context.Context, req Request, plainBleve bool) (*Resu
 	writes := x.writes.Load()
 	st := x.state.Load()
 	if strings.TrimSpace(req.Query) == "" {
+		defs, notes := st.overview()
 		return &Result{
 			Results:         []Hit{},
-			Summary:         summaries(st.listed()),
-			TypeDefinitions: TypeDefinitions(st.caps),
+			Summary:         summaries(st.listed(), notes),
+			TypeDefinitions: defs,
 		}, nil
 	}
 	// One reader serves the whole search: the lookups of the query's
@@ -179,6 +186,7 @@ func (x *Index) search(ctx context.Context, req Request, plainBleve bool) (*Resu
 	}
 	var hitCaps []*capability.Capability
 	seen := make(map[string]bool)
+	toolsHit := make(map[string][]string)
 	for _, h := range page {
 		kind, capID, name := parseSource(h.ID)
 		if kind == KindCapability {
@@ -208,10 +216,14 @@ func (x *Index) search(ctx context.Context, req Request, plainBleve bool) (*Resu
 			seen[capID] = true
 			hitCaps = append(hitCaps, c)
 		}
+		if kind == KindTool {
+			toolsHit[capID] = append(toolsHit[capID], name)
+		}
 	}
 	if req.IncludeTypes && len(hitCaps) > 0 {
-		res.Summary = summaries(hitCaps)
-		res.TypeDefinitions = TypeDefinitions(hitCaps)
+		defs, notes := st.hitTypes(hitCaps, toolsHit)
+		res.Summary = summaries(hitCaps, notes)
+		res.TypeDefinitions = defs
 	}
 	return res, nil
 }
@@ -325,8 +337,9 @@ func storedString(h *search.DocumentMatch, field string) string {
 	return s
 }
 
-// summaries describes caps, in order.
-func summaries(caps []*capability.Capability) []CapabilitySummary {
+// summaries describes caps, in order, with the notes on where their type
+// definitions are by capability id.
+func summaries(caps []*capability.Capability, typesNotes map[string]string) []CapabilitySummary {
 	out := make([]CapabilitySummary, 0, len(caps))
 	for _, c := range caps {
 		s := CapabilitySummary{
@@ -336,6 +349,8 @@ func summaries(caps []*capability.Capability) []CapabilitySummary {
 			Description: c.Description,
 			NoTypes:     c.Entry != "" && strings.TrimSpace(c.Types) == "" && c.Error == "",
 			Error:       c.Error,
+			Functions:   functions(c),
+			TypesNote:   typesNotes[c.ID],
 		}
 		if c.MCP != nil {
 			n := len(c.Tools)

@@ -369,7 +369,7 @@ func TestEmptyQuery(t *testing.T) {
 			t.Errorf("summary ids %q, want %q", ids, want)
 		}
 		got, want := res.Summary[0], CapabilitySummary{ID: "database", Module: "db", Name: "Database",
-			Description: "Run schema migrations and inspect tables of the local database"}
+			Description: "Run schema migrations and inspect tables of the local database", Functions: 2}
 		if got.Skills, got.Rules = nil, nil; !reflect.DeepEqual(got, want) {
 			t.Errorf("summary[0] = %+v, want %+v", got, want)
 		}

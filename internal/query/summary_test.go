@@ -34,7 +34,7 @@ func TestSummaryListsEverything(t *testing.T) {
 	want := []CapabilitySummary{
 		{ID: "docs-only", Module: "docs-only"},
 		{ID: "gh", Module: "github", Error: "required environment variable GH_TOKEN is not set; set it in the environment or in .omni/.env"},
-		{ID: "tasks", Module: "tasks", Name: "Tasks", Description: "Track tasks",
+		{ID: "tasks", Module: "tasks", Name: "Tasks", Description: "Track tasks", Functions: 1,
 			Skills: []string{"triage: Sort new tasks by urgency"},
 			Rules:  []string{"hygiene: One action per task", "naming: naming"}},
 		{ID: "untyped", Module: "untyped", NoTypes: true},

@@ -15,9 +15,9 @@ import (
 )
 
 type queryParams struct {
-	Query        string       `json:"query,omitempty" jsonschema:"Words to search for in the capabilities' names, docs, skills and rules; typos and word forms still match, quote a phrase to match it exactly. Leave empty for a summary of every enabled capability with its TypeScript type definitions."`
+	Query        string       `json:"query,omitempty" jsonschema:"Words to search for in the capabilities' names, docs, skills and rules; typos and word forms still match, quote a phrase to match it exactly. Leave empty for a summary of every enabled capability with its TypeScript type definitions, as many as fit (each summary says where the others are)."`
 	Limit        queryLimit   `json:"limit,omitempty" jsonschema:"How many results to return at most, from 1 to 100 (default 10)."`
-	IncludeTypes bool         `json:"include_types,omitempty" jsonschema:"Also return the TypeScript declarations (declare module blocks) of the capabilities found."`
+	IncludeTypes bool         `json:"include_types,omitempty" jsonschema:"Also return the TypeScript declarations (declare module blocks) of what is found: a wrapped MCP server's tools found, a small capability's whole module."`
 	Kinds        []resultKind `json:"kinds,omitempty" jsonschema:"Return only these kinds of result: capability, skill, doc, rule, tool (default: all)."`
 }
 
@@ -60,7 +60,7 @@ func addQueryTool(s *mcp.Server, e *engine.Engine) error {
 		Description: "Search the repository's capability modules: their descriptions, docs, skills and rules. " +
 			"Returns ranked results with a source tag (capability:<id>, skill:<id>/<name>, doc:<id>/<name>, rule:<id>/<name>), " +
 			"a title, a snippet with matched terms in **bold**, a score, and the uri of the whole document for resources/read. An empty query returns a summary of every enabled " +
-			"capability and its TypeScript type definitions: start there, then write a program for omni_execute.",
+			"capability and its TypeScript type definitions, as many as fit: start there, then write a program for omni_execute.",
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{

@@ -9,7 +9,7 @@ import (
 // signatures returns what Declaration writes for the tools, without the
 // module's fixed parts (ContentItem, ToolResult, call, tools).
 func signatures(decl string) string {
-	_, rest, _ := strings.Cut(decl, contentItem)
+	_, rest, _ := strings.Cut(decl, contentItem+toolResult)
 	body, _, _ := strings.Cut(rest, "\n  /** Calls any tool")
 	return body
 }

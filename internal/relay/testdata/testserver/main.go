@@ -50,6 +50,7 @@ func text(s string) *mcp.CallToolResult {
 func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
 	token := flag.String("token", "", "with -http: the bearer token every request must carry")
+	apiTools := flag.Int("tools", 0, "also serve this many tools shaped like a big API's: get_zone_<i>, a sentence of description, four parameters")
 	flag.Parse()
 	// CANCEL_FILE receives a line each time a sleep is cancelled.
 	cancelFile := os.Getenv("CANCEL_FILE")
@@ -117,6 +118,7 @@ func main() {
 		})
 		return text("added"), nil, nil
 	})
+	addAPITools(s, *apiTools)
 
 	if *addr == "" {
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
@@ -138,4 +140,29 @@ func main() {
 		}
 		h.ServeHTTP(w, r)
 	})))
+}
+
+// addAPITools adds n tools shaped like those of a big API's server: each
+// answers with its name and the zone it was asked for.
+func addAPITools(s *mcp.Server, n int) {
+	for i := range n {
+		name := fmt.Sprintf("get_zone_%d", i)
+		schema := json.RawMessage(`{"type":"object","properties":{` +
+			`"zone_id":{"type":"string","description":"The zone's identifier, as listed by the account."},` +
+			`"include_records":{"type":"boolean","description":"Also return the zone's DNS records."},` +
+			`"page":{"type":"integer","minimum":1,"description":"Which page of records to return."},` +
+			`"fields":{"type":"array","items":{"type":"string"},"description":"The fields to return; all when absent."}},` +
+			`"required":["zone_id"]}`)
+		s.AddTool(&mcp.Tool{
+			Name:        name,
+			Description: fmt.Sprintf("Returns the settings and status of a zone of shard %d of the account, optionally with its DNS records.", i),
+			InputSchema: schema,
+		}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				ZoneID string `json:"zone_id"`
+			}
+			json.Unmarshal(req.Params.Arguments, &in)
+			return text(name + " " + in.ZoneID), nil
+		})
+	}
 }
