@@ -449,7 +449,9 @@ func (r *Run) Launch(prog Program) error {
 	}
 	select {
 	case <-r.joined:
-		r.inherits = true
+		// In the Landlock mode the wall step, the runtime to be, was
+		// started with the init: it joins by itself (see Ready).
+		r.inherits = r.mode != ModeLandlock
 	default:
 	}
 	env := prog.Env

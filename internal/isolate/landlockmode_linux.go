@@ -52,12 +52,6 @@ var landlockNotEnforced = []string{
 	"host Unix sockets",
 }
 
-// wallSpec is what the init hands the wall step on its fd 3.
-type wallSpec struct {
-	Spec   initSpec   `json:"spec"`
-	Launch launchSpec `json:"launch"`
-}
-
 // userNamespaceRefusal says why the kernel refuses unprivileged user
 // namespaces, naming the setting where one is the cause.
 func userNamespaceRefusal(err error) string {
@@ -261,14 +255,6 @@ func initLandlock(spec initSpec, dec *json.Decoder, specF, status *os.File) int 
 	if parentGone(specFD) {
 		return exitSetup
 	}
-	var launch launchSpec
-	if err := dec.Decode(&launch); err != nil {
-		return exitSetup
-	}
-	wall, err := json.Marshal(wallSpec{Spec: spec, Launch: launch})
-	if err != nil {
-		return fail(exitSetup, "encode the wall spec: %v", err)
-	}
 	wr, ww, err := os.Pipe()
 	if err != nil {
 		return fail(exitSetup, "create the wall pipe: %v", err)
@@ -277,8 +263,10 @@ func initLandlock(spec initSpec, dec *json.Decoder, specF, status *os.File) int 
 	if err != nil {
 		self = selfInit
 	}
-	// The wall step answers the server on the status descriptor itself,
-	// once its walls stand, then becomes the runtime.
+	// The wall step raises the walls now, while the run waits for its
+	// program (a run prepared in advance has them up before it is needed);
+	// it answers the server on the status descriptor itself once it has
+	// the program, then becomes the runtime.
 	child, err := os.StartProcess(self, []string{"omnidev", WallArg}, &os.ProcAttr{
 		Dir:   "/",
 		Env:   []string{},
@@ -289,7 +277,16 @@ func initLandlock(spec initSpec, dec *json.Decoder, specF, status *os.File) int 
 		ww.Close()
 		return fail(exitStart, "start the wall step: %v", err)
 	}
-	ww.Write(wall)
+	enc := json.NewEncoder(ww)
+	enc.Encode(spec)
+	var launch launchSpec
+	if err := dec.Decode(&launch); err != nil {
+		// Not needed after all: nor is the wall step.
+		ww.Close()
+		killDescendants(os.Getpid(), true)
+		return exitSetup
+	}
+	enc.Encode(launch)
 	ww.Close()
 	status.Close()
 	specF.Close()
@@ -333,33 +330,38 @@ func initLandlock(spec initSpec, dec *json.Decoder, specF, status *os.File) int 
 func wallMain() int {
 	in := os.NewFile(3, "wall")
 	status := os.NewFile(4, "status")
-	var w wallSpec
-	if err := json.NewDecoder(in).Decode(&w); err != nil {
+	dec := json.NewDecoder(in)
+	var spec initSpec
+	if err := dec.Decode(&spec); err != nil {
 		fmt.Fprintf(status, "read the wall spec: %v", err)
 		return exitSetup
 	}
-	in.Close()
 	if err := dropPrivileges(); err != nil {
 		fmt.Fprintf(status, "drop privileges: %v", err)
 		return exitSetup
 	}
-	walls, err := raiseWalls(w.Spec)
+	walls, err := raiseWalls(spec)
 	if err != nil {
 		fmt.Fprintf(status, "%v", err)
 		return exitSetup
 	}
-	env := w.Launch.Env
+	var launch launchSpec
+	if err := dec.Decode(&launch); err != nil {
+		return exitSetup // the run was not needed
+	}
+	in.Close()
+	env := launch.Env
 	if env == nil {
 		env = []string{}
 	}
-	if err := os.Chdir(w.Launch.Dir); err != nil {
-		fmt.Fprintf(status, "enter %s: %v", w.Launch.Dir, err)
+	if err := os.Chdir(launch.Dir); err != nil {
+		fmt.Fprintf(status, "enter %s: %v", launch.Dir, err)
 		return exitStart
 	}
 	status.WriteString(statusReady + walls)
 	status.Close()
-	err = syscall.Exec(w.Launch.Path, append([]string{w.Launch.Path}, w.Launch.Args...), env)
-	fmt.Fprintf(os.Stderr, "omnidev: start %s: %v\n", w.Launch.Path, err)
+	err = syscall.Exec(launch.Path, append([]string{launch.Path}, launch.Args...), env)
+	fmt.Fprintf(os.Stderr, "omnidev: start %s: %v\n", launch.Path, err)
 	return exitStart
 }
 
