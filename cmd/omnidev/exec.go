@@ -96,4 +96,19 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	if res.ChangesOmitted > 0 {
 		fmt.Fprintf(w, "    ... and %d more files (git status lists them all)\n", res.ChangesOmitted)
 	}
+	printCalls(w, res)
+}
+
+// printCalls prints one line per wrapped tool the program called.
+func printCalls(w io.Writer, res *execute.Result) {
+	for _, c := range res.Calls {
+		outcome := "ok"
+		if !c.OK {
+			outcome = "failed: " + c.Error
+		}
+		fmt.Fprintf(w, "    call %s.%s %d ms %s\n", c.Capability, c.Tool, c.MS, outcome)
+	}
+	if res.CallsOmitted > 0 {
+		fmt.Fprintf(w, "    ... and %d more calls\n", res.CallsOmitted)
+	}
 }

@@ -188,11 +188,16 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		}
 	}
 	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
-	defer endRelay()
+	ended := false
+	defer func() {
+		if !ended {
+			endRelay()
+		}
+	}()
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()
 	snap = e.snap.Load() // the servers it started may have listed their tools
-	return e.executor.Run(ctx, execute.Request{
+	res, err := e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Folder:         snap.folder,
 		Runtime:        cfg.Runtime,
@@ -206,6 +211,16 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),
 	})
+	ended = true
+	log := endRelay()
+	if err != nil {
+		return nil, err
+	}
+	res.Calls = []execute.ToolCall{}
+	if log != nil {
+		res.Calls, res.CallsOmitted = log.end()
+	}
+	return res, nil
 }
 
 // secrets returns the values of the variables capabilities declare

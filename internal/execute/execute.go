@@ -165,6 +165,28 @@ type Result struct {
 	// OutOfMemory is true when the memory limit stopped the program; its
 	// stderr then ends with a line naming the limit.
 	OutOfMemory bool `json:"out_of_memory"`
+	// Calls are the wrapped servers' tools the program called, in the order
+	// it called them, at most MaxListedCalls; CallsOmitted counts the rest.
+	// The executor leaves them empty: the engine, which serves the calls,
+	// fills them in.
+	Calls        []ToolCall `json:"calls"`
+	CallsOmitted int        `json:"calls_omitted"`
+}
+
+// MaxListedCalls bounds Result.Calls: a program that calls a tool in a
+// loop would otherwise fill the answer with one line per call.
+const MaxListedCalls = 50
+
+// ToolCall is one call of a wrapped server's tool by a program.
+type ToolCall struct {
+	Capability string `json:"capability"`
+	Tool       string `json:"tool"`
+	// MS is how long the call took, from the request to the answer.
+	MS int64 `json:"ms"`
+	OK bool  `json:"ok"`
+	// Error is the first line of why the call failed: the server's
+	// JSON-RPC error, or the text of a result it marked isError.
+	Error string `json:"error,omitempty"`
 }
 
 // Truncated says which streams lost their middle to the output cap.
