@@ -56,6 +56,7 @@ type rawSandbox struct {
 	Timeout        *string   `toml:"timeout"`
 	MaxOutputBytes *int64    `toml:"max_output_bytes"`
 	Network        *bool     `toml:"network"`
+	TypeCheck      *string   `toml:"typecheck"`
 	EnvPassthrough *[]string `toml:"env_passthrough"`
 	Filesystem     *string   `toml:"filesystem"`
 	Isolation      *string   `toml:"isolation"`
@@ -87,6 +88,7 @@ type sandboxConfig struct {
 	maxOutputBytes *int
 	network        *bool
 	envPassthrough *[]string
+	typeCheck      *string
 	isolation      isolationConfig
 }
 
@@ -289,6 +291,14 @@ func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 		}
 		s.envPassthrough = raw.EnvPassthrough
 	}
+	if raw.TypeCheck != nil {
+		switch *raw.TypeCheck {
+		case TypeCheckOff, TypeCheckWarn, TypeCheckError:
+			s.typeCheck = raw.TypeCheck
+		default:
+			fail("typecheck", `[sandbox] typecheck %q is not supported; use "off", "warn" (check, run anyway, report the errors) or "error" (do not run a program with type errors)`, *raw.TypeCheck)
+		}
+	}
 	s.isolation, errs = raw.validateIsolation(errs)
 	return s, errs
 }
@@ -366,6 +376,7 @@ func (c *config) merge(local *config) {
 	override(&c.sandbox.maxOutputBytes, local.sandbox.maxOutputBytes)
 	override(&c.sandbox.network, local.sandbox.network)
 	override(&c.sandbox.envPassthrough, local.sandbox.envPassthrough)
+	override(&c.sandbox.typeCheck, local.sandbox.typeCheck)
 	c.sandbox.isolation.merge(local.sandbox.isolation)
 }
 
@@ -442,6 +453,10 @@ func (s sandboxConfig) resolve() Sandbox {
 		MaxOutputBytes: DefaultMaxOutputBytes,
 		Network:        true,
 		EnvPassthrough: DefaultEnvPassthrough(),
+		TypeCheck:      DefaultTypeCheck,
+	}
+	if s.typeCheck != nil {
+		out.TypeCheck = *s.typeCheck
 	}
 	if s.runtime != nil {
 		out.Runtime, out.Command = s.runtime.preset, slices.Clone(s.runtime.command)

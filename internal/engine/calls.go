@@ -10,7 +10,7 @@ import (
 
 // maxCallError bounds the error text of one listed call: the program got
 // the whole message; the log says which call failed and why, in one line.
-const maxCallError = 200
+const maxCallError = 100
 
 // callLog records a run's calls of wrapped tools, in the order the program
 // sent them, as the relay reports them (see Relay.BeginRun).

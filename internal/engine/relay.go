@@ -206,7 +206,8 @@ func (e *Engine) StartServers(ctx context.Context) {
 // beginRelayRun readies the servers the program imports and registers the
 // run with the relay; it returns the variables to add to the program's
 // environment, the progress callback to give the executor, and end, which
-// cancels the run's calls still in flight and returns the log of its calls.
+// cancels the run's calls still in flight and returns the log of its calls
+// (nil when the program imports no wrapped server); end may be called again.
 func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func() *callLog) {
 	ids := importedServers(reg, code)
 	if len(ids) == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/omnidev/omnidev/internal/changes"
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/runfolder"
+	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
 // MaxCodeBytes is the largest program Run accepts. A whole program an agent
@@ -171,6 +172,13 @@ type Result struct {
 	// fills them in.
 	Calls        []ToolCall `json:"calls"`
 	CallsOmitted int        `json:"calls_omitted"`
+	// TypeCheck says what the check before the run did: "off", "ok",
+	// "errors", or "not done: " and why (no compiler, a compiler failure).
+	// TypeErrors are the errors it found, at most typecheck.MaxErrors, and
+	// TypeErrorsOmitted counts the rest. The engine fills them in.
+	TypeCheck         string                `json:"typecheck"`
+	TypeErrors        []typecheck.TypeError `json:"type_errors"`
+	TypeErrorsOmitted int                   `json:"type_errors_omitted"`
 }
 
 // MaxListedCalls bounds Result.Calls: a program that calls a tool in a
@@ -408,8 +416,10 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 
 // MaxListedChanges bounds the files a Result lists. A run that generates
 // thousands of files must not return a result of megabytes that an agent
-// reads whole; diff_stat still counts them, and git lists them all.
-const MaxListedChanges = 200
+// reads whole; diff_stat still counts them, and git lists them all. 50
+// entries with their changed_files cost about 2k tokens, a fifth of the
+// answer budget (docs/tools.md).
+const MaxListedChanges = 50
 
 // setChanges fills the change fields from all, which are in path order.
 // Past MaxListedChanges, the largest changes (lines inserted plus deleted)

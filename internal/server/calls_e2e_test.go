@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +72,46 @@ for (let i = 0; i < 60; i++) await echo({ message: "m" + i });
 		if !strings.Contains(string(human), w) {
 			t.Errorf("omnidev exec output lacks %q:\n%s", w, human)
 		}
+	}
+}
+
+// TestEndToEndTypeCheck: a program that calls a wrapped tool with a wrong
+// argument name is reported at its line; in "error" mode it does not run
+// (no file written, no tool called), in "warn" mode it runs all the same.
+func TestEndToEndTypeCheck(t *testing.T) {
+	root := wrappedRepo(t)
+	writeFile(t, root, "prog.ts", `import { writeFileSync } from "node:fs";
+import { echo } from "everything";
+
+writeFileSync("ran.txt", "ran\n");
+console.log((await echo({ mesage: "typo" })).text);
+`)
+	exec1 := func(mode string) execute.Result {
+		t.Helper()
+		cmd := exec.Command(binary, "exec", "--json", "--typecheck", mode, "prog.ts")
+		cmd.Dir = root
+		out, err := cmd.Output()
+		var res execute.Result
+		if jerr := json.Unmarshal(out, &res); jerr != nil {
+			t.Fatalf("omnidev exec --typecheck %s: %v %v\n%s", mode, err, jerr, out)
+		}
+		if res.TypeCheck != "errors" || len(res.TypeErrors) != 1 || res.TypeErrors[0].Line != 5 || !strings.Contains(res.TypeErrors[0].Message, "mesage") {
+			t.Fatalf("--typecheck %s: typecheck %q, type_errors %+v; want one at line 5 naming mesage", mode, res.TypeCheck, res.TypeErrors)
+		}
+		return res
+	}
+	res := exec1("error")
+	if res.ExitCode != -1 || len(res.Calls) != 0 || !strings.Contains(res.Stderr, "not run") {
+		t.Errorf("--typecheck error ran the program: exit %d, calls %+v, stderr %q", res.ExitCode, res.Calls, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "ran.txt")); err == nil {
+		t.Error("--typecheck error: the program wrote ran.txt")
+	}
+	res = exec1("warn")
+	if len(res.Calls) != 1 || res.Calls[0].Tool != "echo" || res.Calls[0].OK {
+		t.Errorf("--typecheck warn: calls %+v, want the failed echo", res.Calls)
+	}
+	if _, err := os.Stat(filepath.Join(root, "ran.txt")); err != nil {
+		t.Error("--typecheck warn: the program did not run")
 	}
 }
