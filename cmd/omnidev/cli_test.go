@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -158,11 +160,12 @@ func TestExecSummaryOmits(t *testing.T) {
 mkdirSync("gen");
 for (let i = 0; i < 205; i++) writeFileSync("gen/f" + i + ".txt", "x\n");`
 	code, _, errOut := omnidev(t, program, "--dir", dir, "exec", "-")
-	if code != 0 || !strings.Contains(errOut, "205 files changed") || !strings.Contains(errOut, "... and 5 more files") {
+	more := fmt.Sprintf("... and %d more files", 205-execute.MaxListedChanges)
+	if code != 0 || !strings.Contains(errOut, "205 files changed") || !strings.Contains(errOut, more) {
 		t.Errorf("exec: exit %d, summary:\n%s", code, errOut)
 	}
-	if n := strings.Count(errOut, "    added    gen/"); n != 200 {
-		t.Errorf("summary lists %d files, want 200", n)
+	if n := strings.Count(errOut, "    added    gen/"); n != execute.MaxListedChanges {
+		t.Errorf("summary lists %d files, want %d", n, execute.MaxListedChanges)
 	}
 }
 

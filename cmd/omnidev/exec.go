@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/engine"
@@ -15,6 +16,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	fs := env.flags("exec")
 	timeout := fs.Duration("timeout", 0, "stop the program after this `duration` (at most the configured timeout)")
 	asJSON := fs.Bool("json", false, "print the omni_execute tool's JSON result")
+	typeCheck := fs.String("typecheck", "", "type-check the program first: `mode` off, warn (run anyway) or error (do not run it with errors); default: [sandbox] typecheck")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -36,7 +38,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	eng.WarmRuns()
 	defer eng.Close()
-	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout"})
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout", TypeCheck: *typeCheck})
 	if err != nil {
 		return err
 	}
@@ -105,5 +107,29 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	}
 	if res.NetworkOmitted > 0 {
 		fmt.Fprintf(w, "    network  ... and %d more hosts\n", res.NetworkOmitted)
+	}
+	printCalls(w, res)
+	for _, e := range res.TypeErrors {
+		fmt.Fprintf(w, "    type error at line %d:%d: %s\n", e.Line, e.Column, e.Message)
+	}
+	if res.TypeErrorsOmitted > 0 {
+		fmt.Fprintf(w, "    ... and %d more type errors\n", res.TypeErrorsOmitted)
+	}
+	if strings.HasPrefix(res.TypeCheck, "not done") {
+		fmt.Fprintf(w, "    typecheck %s\n", res.TypeCheck)
+	}
+}
+
+// printCalls prints one line per wrapped tool the program called.
+func printCalls(w io.Writer, res *execute.Result) {
+	for _, c := range res.Calls {
+		outcome := "ok"
+		if !c.OK {
+			outcome = "failed: " + c.Error
+		}
+		fmt.Fprintf(w, "    call %s.%s %d ms %s\n", c.Capability, c.Tool, c.MS, outcome)
+	}
+	if res.CallsOmitted > 0 {
+		fmt.Fprintf(w, "    ... and %d more calls\n", res.CallsOmitted)
 	}
 }

@@ -57,6 +57,7 @@ type rawSandbox struct {
 	Timeout        *string   `toml:"timeout"`
 	MaxOutputBytes *int64    `toml:"max_output_bytes"`
 	Network        any       `toml:"network"` // true, false, or a list of hosts
+	TypeCheck      *string   `toml:"typecheck"`
 	EnvPassthrough *[]string `toml:"env_passthrough"`
 	Filesystem     *string   `toml:"filesystem"`
 	Isolation      *string   `toml:"isolation"`
@@ -88,6 +89,7 @@ type sandboxConfig struct {
 	maxOutputBytes *int
 	network        *networkSetting
 	envPassthrough *[]string
+	typeCheck      *string
 	isolation      isolationConfig
 }
 
@@ -297,6 +299,14 @@ func (raw *rawSandbox) validate() (sandboxConfig, []error) {
 		}
 		s.envPassthrough = raw.EnvPassthrough
 	}
+	if raw.TypeCheck != nil {
+		switch *raw.TypeCheck {
+		case TypeCheckOff, TypeCheckWarn, TypeCheckError:
+			s.typeCheck = raw.TypeCheck
+		default:
+			fail("typecheck", `[sandbox] typecheck %q is not supported; use "off", "warn" (check, run anyway, report the errors) or "error" (do not run a program with type errors)`, *raw.TypeCheck)
+		}
+	}
 	s.isolation, errs = raw.validateIsolation(errs)
 	return s, errs
 }
@@ -374,6 +384,7 @@ func (c *config) merge(local *config) {
 	override(&c.sandbox.maxOutputBytes, local.sandbox.maxOutputBytes)
 	c.sandbox.network = c.sandbox.network.merge(local.sandbox.network)
 	override(&c.sandbox.envPassthrough, local.sandbox.envPassthrough)
+	override(&c.sandbox.typeCheck, local.sandbox.typeCheck)
 	c.sandbox.isolation.merge(local.sandbox.isolation)
 }
 
@@ -450,6 +461,10 @@ func (s sandboxConfig) resolve() Sandbox {
 		MaxOutputBytes: DefaultMaxOutputBytes,
 		Network:        true,
 		EnvPassthrough: DefaultEnvPassthrough(),
+		TypeCheck:      DefaultTypeCheck,
+	}
+	if s.typeCheck != nil {
+		out.TypeCheck = *s.typeCheck
 	}
 	if s.runtime != nil {
 		out.Runtime, out.Command = s.runtime.preset, slices.Clone(s.runtime.command)

@@ -183,6 +183,13 @@ func TestLoadSandbox(t *testing.T) {
 			want: Sandbox{Runtime: "node", Timeout: 5 * time.Second, MaxOutputBytes: DefaultMaxOutputBytes,
 				Network: true, EnvPassthrough: []string{"LANG"}},
 		},
+		{
+			name:   "typecheck, overridden locally",
+			config: "[sandbox]\ntypecheck = \"off\"\n",
+			local:  "[sandbox]\ntypecheck = \"error\"\n",
+			want: Sandbox{Runtime: DefaultRuntime, Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes,
+				Network: true, EnvPassthrough: DefaultEnvPassthrough(), TypeCheck: TypeCheckError},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,6 +198,9 @@ func TestLoadSandbox(t *testing.T) {
 				files[localConfigPath] = tt.local
 			}
 			reg := loadRepo(t, files, nil)
+			if tt.want.TypeCheck == "" {
+				tt.want.TypeCheck = DefaultTypeCheck
+			}
 			if want := withIsolationDefaults(tt.want); !reflect.DeepEqual(reg.Sandbox, want) {
 				t.Errorf("Sandbox = %+v\nwant %+v", reg.Sandbox, want)
 			}

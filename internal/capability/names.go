@@ -2,6 +2,7 @@ package capability
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -49,21 +50,22 @@ func ValidateModule(name string) error {
 	return nil
 }
 
-// isBuiltinModule reports whether name is a Node or Bun built-in module that
-// can be imported without a "node:" prefix, plus the few that are reserved
-// for future unprefixed use (test, sqlite) and Bun's own "bun".
+// isBuiltinModule reports whether name is one of BuiltinModules.
 func isBuiltinModule(name string) bool {
-	switch name {
-	case "assert", "async_hooks", "buffer", "child_process", "cluster", "console",
+	return slices.Contains(BuiltinModules(), name)
+}
+
+// BuiltinModules returns the Node and Bun built-in modules that can be
+// imported without a "node:" prefix, plus the few that are reserved for
+// future unprefixed use (test, sqlite) and Bun's own "bun".
+func BuiltinModules() []string {
+	return []string{"assert", "async_hooks", "buffer", "child_process", "cluster", "console",
 		"constants", "crypto", "dgram", "diagnostics_channel", "dns", "domain",
 		"events", "fs", "http", "http2", "https", "inspector", "module", "net", "os",
 		"path", "perf_hooks", "process", "punycode", "querystring", "readline",
 		"repl", "stream", "string_decoder", "sys", "timers", "tls", "trace_events",
 		"tty", "url", "util", "v8", "vm", "wasi", "worker_threads", "zlib",
-		"test", "sqlite", "bun":
-		return true
-	}
-	return false
+		"test", "sqlite", "bun"}
 }
 
 // validEnvName reports whether name can be an environment variable name in

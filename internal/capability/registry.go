@@ -183,13 +183,30 @@ type Sandbox struct {
 	// MemoryBytes and Processes limit a run (processes counts threads).
 	MemoryBytes int64
 	Processes   int
+	// TypeCheck is TypeCheckOff, TypeCheckWarn or TypeCheckError: whether
+	// a program is type-checked before it runs, and whether errors stop it.
+	TypeCheck string
 }
 
-// Defaults of the [sandbox] section.
+// Defaults of the [sandbox] section. DefaultMaxOutputBytes keeps a whole
+// omni_execute answer under about 10k tokens (docs/tools.md, "Answer
+// budget"): 5 KiB a stream, head and tail, is about 3k tokens for both.
 const (
 	DefaultRuntime        = "bun"
 	DefaultTimeout        = 30 * time.Second
-	DefaultMaxOutputBytes = 64 << 10
+	DefaultMaxOutputBytes = 5 << 10
+	// DefaultTypeCheck: a check adds about 70 ms to a run (docs/tools.md),
+	// little on an agent's turn of seconds, and reports every type error
+	// at once where a run stops at the first; warn, not error, so that a
+	// wrong or missing declaration never keeps a program from running.
+	DefaultTypeCheck = TypeCheckWarn
+)
+
+// Values of [sandbox] typecheck.
+const (
+	TypeCheckOff   = "off"
+	TypeCheckWarn  = "warn"
+	TypeCheckError = "error"
 )
 
 // Upper bounds of the [sandbox] section, checked when the config loads: a

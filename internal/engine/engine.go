@@ -15,6 +15,7 @@ import (
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/query"
 	"github.com/omnidev/omnidev/internal/runfolder"
+	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
 // Engine is one repository's live state: the current snapshot (registry and
@@ -166,6 +167,9 @@ type ExecRequest struct {
 	// "--timeout"), for the line a timed-out run gets on stderr.
 	TimeoutArg string
 	Progress   func(execute.Progress)
+	// TypeCheck overrides [sandbox] typecheck for this run: "off", "warn"
+	// or "error"; empty means the configured mode.
+	TypeCheck string
 }
 
 // Execute runs a program in the current sandbox. The configured timeout caps
@@ -188,11 +192,24 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 			source = "the " + r.TimeoutArg + " argument"
 		}
 	}
+	mode, err := typeCheckMode(r.TypeCheck, cfg)
+	if err != nil {
+		return nil, err
+	}
 	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
-	defer endRelay()
+	defer endRelay() // a second call, after the one below, does nothing
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()
 	snap = e.snap.Load() // the servers it started may have listed their tools
+	// Checked before anything runs: in "error" mode, a program with type
+	// errors writes nothing and calls no tool.
+	var checked execute.Result
+	if err := e.typeCheck(ctx, snap.reg, r.Code, mode, &checked); err != nil {
+		return nil, err
+	}
+	if mode == typecheck.Error && len(checked.TypeErrors) > 0 {
+		return notRun(&checked), nil
+	}
 	env := append(snap.reg.Env.Environ(), relayEnv...)
 	out, err := e.startEgress(snap.reg)
 	if err != nil {
@@ -218,10 +235,19 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),
 	})
+	log := endRelay()
 	if out != nil {
 		out.finish(res)
 	}
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	res.Calls = []execute.ToolCall{}
+	if log != nil {
+		res.Calls, res.CallsOmitted = log.end()
+	}
+	res.TypeCheck, res.TypeErrors, res.TypeErrorsOmitted = checked.TypeCheck, checked.TypeErrors, checked.TypeErrorsOmitted
+	return res, nil
 }
 
 // secrets returns the values of the variables capabilities declare

@@ -35,9 +35,11 @@ type Relay interface {
 	// State reports one server.
 	State(id string) (tools []capability.Tool, started, ready bool, err error)
 	// BeginRun registers a run: env goes into its program's environment,
-	// progress receives its calls' progress messages, and end cancels its
-	// calls still in flight.
-	BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte) (env []string, end func())
+	// progress receives its calls' progress messages, onCall is told of each
+	// call as it starts (in the program's order) and, through the function
+	// it returns, of its end ("" or why it failed); end cancels its calls
+	// still in flight.
+	BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte, onCall func(capability, tool string) func(failure string)) (env []string, end func())
 	Close() error
 }
 
@@ -54,7 +56,7 @@ var errNoRelay = errors.New("this omnidev has no MCP client to start wrapped ser
 func (noRelay) Listen(string, string) error                 { return nil }
 func (noRelay) Sync(map[string]*capability.MCPServer, bool) {}
 func (noRelay) Ensure(context.Context, []string)            {}
-func (noRelay) BeginRun(context.Context, func(string), func([]byte) []byte) ([]string, func()) {
+func (noRelay) BeginRun(context.Context, func(string), func([]byte) []byte, func(string, string) func(string)) ([]string, func()) {
 	return nil, func() {}
 }
 func (noRelay) Close() error { return nil }
@@ -204,17 +206,22 @@ func (e *Engine) StartServers(ctx context.Context) {
 // beginRelayRun readies the servers the program imports and registers the
 // run with the relay; it returns the variables to add to the program's
 // environment, the progress callback to give the executor, and end, which
-// cancels the run's calls still in flight.
-func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func()) {
+// cancels the run's calls still in flight and returns the log of its calls
+// (nil when the program imports no wrapped server); end may be called again.
+func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func() *callLog) {
 	ids := importedServers(reg, code)
 	if len(ids) == 0 {
-		return nil, progress, func() {}
+		return nil, progress, func() *callLog { return nil }
 	}
 	e.relay.Ensure(ctx, ids)
 	redact := redactor(secrets(reg))
+	log := &callLog{redact: redact}
+	finish := func(endRun func()) func() *callLog {
+		return func() *callLog { endRun(); return log }
+	}
 	if progress == nil {
-		env, end = e.relay.BeginRun(ctx, nil, redact)
-		return env, nil, end
+		env, endRun := e.relay.BeginRun(ctx, nil, redact, log.begin)
+		return env, nil, finish(endRun)
 	}
 	// The executor's reports and the servers' come from different
 	// goroutines; the callback is promised never to run concurrently.
@@ -232,10 +239,10 @@ func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, co
 		last = p.Elapsed
 		progress(p)
 	}
-	env, end = e.relay.BeginRun(ctx, func(msg string) {
+	env, endRun := e.relay.BeginRun(ctx, func(msg string) {
 		guarded(execute.Progress{Elapsed: time.Since(started), Message: msg})
-	}, redact)
-	return env, guarded, end
+	}, redact, log.begin)
+	return env, guarded, finish(endRun)
 }
 
 // WrappedServer is one wrapped MCP server as doctor shows it.

@@ -16,6 +16,7 @@ import (
 	"github.com/omnidev/omnidev/internal/egress"
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/runfolder"
+	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
 // MaxCodeBytes is the largest program Run accepts. A whole program an agent
@@ -177,6 +178,35 @@ type Result struct {
 	// OutOfMemory is true when the memory limit stopped the program; its
 	// stderr then ends with a line naming the limit.
 	OutOfMemory bool `json:"out_of_memory"`
+	// Calls are the wrapped servers' tools the program called, in the order
+	// it called them, at most MaxListedCalls; CallsOmitted counts the rest.
+	// The executor leaves them empty: the engine, which serves the calls,
+	// fills them in.
+	Calls        []ToolCall `json:"calls"`
+	CallsOmitted int        `json:"calls_omitted"`
+	// TypeCheck says what the check before the run did: "off", "ok",
+	// "errors", or "not done: " and why (no compiler, a compiler failure).
+	// TypeErrors are the errors it found, at most typecheck.MaxErrors, and
+	// TypeErrorsOmitted counts the rest. The engine fills them in.
+	TypeCheck         string                `json:"typecheck"`
+	TypeErrors        []typecheck.TypeError `json:"type_errors"`
+	TypeErrorsOmitted int                   `json:"type_errors_omitted"`
+}
+
+// MaxListedCalls bounds Result.Calls: a program that calls a tool in a
+// loop would otherwise fill the answer with one line per call.
+const MaxListedCalls = 50
+
+// ToolCall is one call of a wrapped server's tool by a program.
+type ToolCall struct {
+	Capability string `json:"capability"`
+	Tool       string `json:"tool"`
+	// MS is how long the call took, from the request to the answer.
+	MS int64 `json:"ms"`
+	OK bool  `json:"ok"`
+	// Error is the first line of why the call failed: the server's
+	// JSON-RPC error, or the text of a result it marked isError.
+	Error string `json:"error,omitempty"`
 }
 
 // Truncated says which streams lost their middle to the output cap.
@@ -399,8 +429,10 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 
 // MaxListedChanges bounds the files a Result lists. A run that generates
 // thousands of files must not return a result of megabytes that an agent
-// reads whole; diff_stat still counts them, and git lists them all.
-const MaxListedChanges = 200
+// reads whole; diff_stat still counts them, and git lists them all. 50
+// entries with their changed_files cost about 2k tokens, a fifth of the
+// answer budget (docs/tools.md).
+const MaxListedChanges = 50
 
 // setChanges fills the change fields from all, which are in path order.
 // Past MaxListedChanges, the largest changes (lines inserted plus deleted)

@@ -26,7 +26,9 @@ func Kinds() []string {
 
 // Bounds of a Request.
 const (
-	DefaultLimit = 10
+	// DefaultLimit keeps the hits of an answer under about 6k tokens
+	// however long each hit is (docs/tools.md, "Answer budget").
+	DefaultLimit = 8
 	MaxLimit     = 100
 	// MaxQueryChars bounds the query, in characters (runes). It keeps the
 	// number of clauses a query expands to, and so its latency, bounded.

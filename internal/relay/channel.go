@@ -50,6 +50,9 @@ type run struct {
 	// redact rewrites every line the program gets back: the values of
 	// secrets a server may hand back (an "env" tool) are removed.
 	redact func([]byte) []byte
+	// onCall, if set, is told of each call when it starts, and of its
+	// outcome through the function it returns.
+	onCall func(capability, tool string) (done func(failure string))
 	conns  map[net.Conn]bool
 }
 
@@ -59,10 +62,14 @@ type run struct {
 // notifications/cancelled) and closes its connections. progress, if set,
 // receives the wrapped servers' progress messages of the run's calls.
 // redact, if set, rewrites each answer line before the program gets it.
-func (r *Relay) BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte) (env []string, end func()) {
+// onCall, if set, is called as each of the run's calls starts, in the order
+// the program sent them, and the function it returns when the call ended:
+// with "" when it succeeded, else why it failed (a JSON-RPC error, or the
+// text of a result the server marked isError).
+func (r *Relay) BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte, onCall func(capability, tool string) func(failure string)) (env []string, end func()) {
 	token := rand.Text()
 	ctx, cancel := context.WithCancel(ctx)
-	rn := &run{ctx: ctx, cancel: cancel, progress: progress, redact: redact, conns: make(map[net.Conn]bool)}
+	rn := &run{ctx: ctx, cancel: cancel, progress: progress, redact: redact, onCall: onCall, conns: make(map[net.Conn]bool)}
 	r.runs.mu.Lock()
 	if r.runs.byToken == nil {
 		r.runs.byToken = make(map[string]*run)
@@ -245,12 +252,18 @@ func (r *Relay) serveConn(c net.Conn) {
 		if string(req.Args) == "null" {
 			req.Args = nil
 		}
+		done := func(string) {}
+		if rn.onCall != nil {
+			done = rn.onCall(req.Capability, req.Tool)
+		}
 		go func() {
-			data, err := r.Call(ctx, req.Capability, req.Tool, req.Args, rn.progress)
+			data, failure, err := r.call(ctx, req.Capability, req.Tool, req.Args, rn.progress)
 			if err != nil {
+				done(err.Error())
 				write(errorLine(req.ID, err))
 				return
 			}
+			done(failure)
 			out := make([]byte, 0, len(data)+len(req.ID)+24)
 			out = append(out, `{"id":`...)
 			out = append(out, req.ID...)

@@ -151,9 +151,16 @@ func (e *CallError) Error() string { return e.Message }
 // none is {}) and returns the MCP CallToolResult as JSON. progress, if
 // set, receives the server's progress messages for this call.
 func (r *Relay) Call(ctx context.Context, id, tool string, args json.RawMessage, progress func(string)) ([]byte, error) {
+	data, _, err := r.call(ctx, id, tool, args, progress)
+	return data, err
+}
+
+// call is Call that also returns the text of a result the server marked
+// isError (a call the server refused or failed), "" otherwise.
+func (r *Relay) call(ctx context.Context, id, tool string, args json.RawMessage, progress func(string)) (data []byte, failure string, err error) {
 	s := r.server(id)
 	if s == nil {
-		return nil, &CallError{Message: fmt.Sprintf("capability %q wraps no MCP server here; check that it is enabled and has an [mcp] section", id)}
+		return nil, "", &CallError{Message: fmt.Sprintf("capability %q wraps no MCP server here; check that it is enabled and has an [mcp] section", id)}
 	}
 	return s.call(ctx, tool, args, progress)
 }

@@ -436,13 +436,13 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // call calls one tool with args (a JSON object) and returns the
 // CallToolResult as the SDK decoded it, encoded again: the same shape
 // whatever the server's transport.
-func (s *server) call(ctx context.Context, tool string, args json.RawMessage, progress func(string)) ([]byte, error) {
+func (s *server) call(ctx context.Context, tool string, args json.RawMessage, progress func(string)) (data []byte, failure string, err error) {
 	cs, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled while MCP server %s was starting", tool, s.spec.Target())}
+			return nil, "", &CallError{Message: fmt.Sprintf("call %s: cancelled while MCP server %s was starting", tool, s.spec.Target())}
 		}
-		return nil, &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
+		return nil, "", &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
 	}
 	callCtx := ctx
 	if s.spec.Timeout > 0 {
@@ -468,11 +468,11 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 		var werr *jsonrpc.Error
 		switch {
 		case errors.As(err, &werr):
-			return nil, &CallError{Message: werr.Message, Code: werr.Code}
+			return nil, "", &CallError{Message: werr.Message, Code: werr.Code}
 		case errors.Is(context.Cause(callCtx), errCallTimeout):
-			return nil, &CallError{Message: fmt.Sprintf("call %s: no answer within the [mcp] timeout of %v; the call was cancelled", tool, s.spec.Timeout)}
+			return nil, "", &CallError{Message: fmt.Sprintf("call %s: no answer within the [mcp] timeout of %v; the call was cancelled", tool, s.spec.Timeout)}
 		case ctx.Err() != nil:
-			return nil, &CallError{Message: fmt.Sprintf("call %s: cancelled (the run ended or timed out)", tool)}
+			return nil, "", &CallError{Message: fmt.Sprintf("call %s: cancelled (the run ended or timed out)", tool)}
 		}
 		// The session ended under the call: the server crashed.
 		s.mu.Lock()
@@ -480,24 +480,32 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 		s.mu.Unlock()
 		if dead || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 			s.ended(cs, "during a call of "+tool)
-			return nil, &CallError{Message: fmt.Sprintf("call %s: MCP server %s exited during the call; it is started again on the next call", tool, s.spec.Target())}
+			return nil, "", &CallError{Message: fmt.Sprintf("call %s: MCP server %s exited during the call; it is started again on the next call", tool, s.spec.Target())}
 		}
 		// Or the SDK's transport could not read what the server sent (a
 		// message over maxFrameBytes), which ends the session too.
 		if cs.Ping(ctx, nil) != nil && ctx.Err() == nil {
 			s.ended(cs, err.Error())
-			return nil, &CallError{Message: fmt.Sprintf("call %s: %v; the session with MCP server %s ended, and the server is started again on the next call", tool, err, s.spec.Target())}
+			return nil, "", &CallError{Message: fmt.Sprintf("call %s: %v; the session with MCP server %s ended, and the server is started again on the next call", tool, err, s.spec.Target())}
 		}
-		return nil, &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
+		return nil, "", &CallError{Message: fmt.Sprintf("call %s: %v", tool, err)}
 	}
-	data, err := json.Marshal(res)
-	if err != nil {
-		return nil, &CallError{Message: fmt.Sprintf("call %s: encode result: %v", tool, err)}
+	if data, err = json.Marshal(res); err != nil {
+		return nil, "", &CallError{Message: fmt.Sprintf("call %s: encode result: %v", tool, err)}
 	}
 	if len(data) > MaxResultBytes {
-		return nil, &CallError{Message: fmt.Sprintf("call %s: the result is %.1f MiB, over the %d MiB limit; ask the tool for less (a page, a filter)", tool, float64(len(data))/(1<<20), MaxResultBytes>>20)}
+		return nil, "", &CallError{Message: fmt.Sprintf("call %s: the result is %.1f MiB, over the %d MiB limit; ask the tool for less (a page, a filter)", tool, float64(len(data))/(1<<20), MaxResultBytes>>20)}
 	}
-	return data, nil
+	if res.IsError {
+		failure = "the server marked the result isError"
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok && t.Text != "" {
+				failure = t.Text
+				break
+			}
+		}
+	}
+	return data, failure, nil
 }
 
 var errCallTimeout = errors.New("[mcp] timeout")

@@ -285,7 +285,7 @@ func BenchmarkExecute(b *testing.B) {
 }
 
 // BenchmarkExecuteLoudProgram is the server's peak RSS while a program
-// prints 8 MiB (capped at the default 64 KiB per stream in the result).
+// prints 8 MiB (capped at the default 5 KiB per stream in the result).
 func BenchmarkExecuteLoudProgram(b *testing.B) {
 	root := testrepo.Generate(b, 100)
 	testrepo.WriteFiles(b, root, map[string]string{"omni/config.toml": "[capabilities]\nenable = []\n"})

@@ -158,6 +158,14 @@ func (s *server) call(t testing.TB, ctx context.Context, tool string, args map[s
 		t.Fatalf("call %s: %d content blocks, want 1", tool, len(res.Content))
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
+	if res.StructuredContent != nil {
+		// omni_execute's text is a summary; the result is the structured content.
+		data, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = string(data)
+	}
 	if !json.Valid([]byte(text)) {
 		t.Fatalf("call %s: text content is not JSON: %s", tool, text)
 	}

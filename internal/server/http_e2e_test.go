@@ -98,7 +98,8 @@ func TestEndToEndHTTP(t *testing.T) {
 			ExitCode int `json:"exit_code"`
 			Stdout   string
 		}
-		json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out)
+		data, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(data, &out)
 		if out.ExitCode != i || strings.TrimSpace(out.Stdout) != fmt.Sprintf("session %d", i) {
 			t.Errorf("session %d: %+v", i, out)
 		}

@@ -119,14 +119,14 @@ func TestReload(t *testing.T) {
 		if got := summary(); got != "repo,tasks" {
 			t.Errorf("after an out-of-range limit: summary %s, want the last good state", got)
 		}
-		// The next run still has the last good cap (the default 64 KiB).
+		// The next run still has the last good cap (the default 5 KiB).
 		var out struct {
 			ExitCode  int `json:"exit_code"`
 			Stdout    string
 			Truncated struct{ Stdout bool }
 		}
 		s.call(t, t.Context(), "omni_execute", map[string]any{"code": `process.stdout.write("x".repeat(1 << 20));`}, &out)
-		if out.ExitCode != 0 || !out.Truncated.Stdout || len(out.Stdout) > 70<<10 {
+		if out.ExitCode != 0 || !out.Truncated.Stdout || len(out.Stdout) > 8<<10 {
 			t.Errorf("run after the rejected limit: exit %d, truncated %v, %d bytes of stdout", out.ExitCode, out.Truncated.Stdout, len(out.Stdout))
 		}
 		if err := os.Remove(filepath.Join(root, ".omni/config.local.toml")); err != nil {

@@ -16,7 +16,7 @@ import (
 
 type queryParams struct {
 	Query        string       `json:"query,omitempty" jsonschema:"Words to search for in the capabilities' names, docs, skills and rules; typos and word forms still match, quote a phrase to match it exactly. Leave empty for a summary of every enabled capability with its TypeScript type definitions, as many as fit (each summary says where the others are)."`
-	Limit        queryLimit   `json:"limit,omitempty" jsonschema:"How many results to return at most, from 1 to 100 (default 10)."`
+	Limit        queryLimit   `json:"limit,omitempty" jsonschema:"How many results to return at most, from 1 to 100 (default 8)."`
 	IncludeTypes bool         `json:"include_types,omitempty" jsonschema:"Also return the TypeScript declarations (declare module blocks) of what is found: a wrapped MCP server's tools found, a small capability's whole module."`
 	Kinds        []resultKind `json:"kinds,omitempty" jsonschema:"Return only these kinds of result: capability, skill, doc, rule, tool (default: all)."`
 }
