@@ -136,16 +136,26 @@ func runSummary(res *execute.Result) string {
 	if res.OutOfMemory {
 		b.WriteString(", out of memory")
 	}
-	stream := func(name string, text string, truncated bool) string {
-		s := fmt.Sprintf("%s %d bytes", name, len(text))
-		if truncated {
-			s += " (middle cut)"
+	b.WriteString(".\n")
+	// Many hosts hand the model only the text content: the output must be
+	// in it, whatever else is.
+	for _, st := range []struct {
+		name, text string
+		cut        bool
+	}{{"stdout", res.Stdout, res.Truncated.Stdout}, {"stderr", res.Stderr, res.Truncated.Stderr}} {
+		if st.text == "" {
+			continue
 		}
-		return s
+		note := ""
+		if st.cut {
+			note = " (middle cut)"
+		}
+		fmt.Fprintf(&b, "--- %s%s\n%s", st.name, note, st.text)
+		if !strings.HasSuffix(st.text, "\n") {
+			b.WriteString("\n")
+		}
 	}
-	fmt.Fprintf(&b, ". %s, %s: read them in the structured content (stdout, stderr).\n",
-		stream("stdout", res.Stdout, res.Truncated.Stdout), stream("stderr", res.Stderr, res.Truncated.Stderr))
-	fmt.Fprintf(&b, "diff_stat: %d files, +%d -%d", res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
+	fmt.Fprintf(&b, "--- diff_stat: %d files, +%d -%d", res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
 	for i, c := range res.Changes {
 		if i == summaryChanges {
 			fmt.Fprintf(&b, "; %d more in changes", len(res.Changes)-i)
