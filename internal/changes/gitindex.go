@@ -891,8 +891,14 @@ func mergeSplit(base, f *indexFile) ([]rawEntry, []byte, error) {
 // decode does not know. The entries have no stat data: each tracked file
 // is read once to be matched with its entry.
 func (ir *indexReader) list(ctx context.Context, r repository, key fileStat) (*gitIndex, error) {
-	cmd := exec.CommandContext(ctx, "git", "ls-files", "--stage", "-z")
+	// The repository's git folder may be a program's work (a .git it
+	// planted in a folder that had none): git runs here on the host, so
+	// nothing its config names is run (core.fsmonitor is a command), and
+	// it writes nothing.
+	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+		"-c", "core.untrackedCache=false", "ls-files", "--stage", "-z")
 	cmd.Dir = r.top
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -34,6 +34,7 @@ type Isolator struct {
 	// in the auto mode, later runs go straight to the Landlock mode.
 	nsMu      sync.Mutex
 	nsRefused string
+	stuck     []string
 }
 
 // nprocLimit returns the processes limit to set as RLIMIT_NPROC: p's when
@@ -44,6 +45,32 @@ func (iso *Isolator) nprocLimit(p *Policy) int {
 	}
 	p.nproc = true
 	return p.Processes
+}
+
+// setStuck records protected paths a run changed that could not be put
+// back: no run starts until they are gone (see checkStuck).
+func (iso *Isolator) setStuck(paths []string) {
+	iso.nsMu.Lock()
+	defer iso.nsMu.Unlock()
+	iso.stuck = append(iso.stuck, paths...)
+}
+
+// checkStuck refuses a run while a path a run planted is still there.
+func (iso *Isolator) checkStuck() error {
+	iso.nsMu.Lock()
+	defer iso.nsMu.Unlock()
+	var left []string
+	for _, p := range iso.stuck {
+		if _, err := os.Lstat(p); err == nil {
+			left = append(left, p)
+		}
+	}
+	iso.stuck = left
+	if len(left) > 0 {
+		return fmt.Errorf("%w: a run created %s, which runs may not create (omnidev's configuration, or a git folder git would run hooks from), and it could not be moved aside; remove it (rm -rf) before the next run",
+			ErrIsolation, strings.Join(left, ", "))
+	}
+	return nil
 }
 
 func (iso *Isolator) refused() string {
@@ -198,6 +225,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		return hostRun(prog, "isolation is off"), nil
 	}
 	iso.learn()
+	if err := iso.checkStuck(); err != nil {
+		return nil, err
+	}
 	switch p.Mode {
 	case ModeNone:
 		if !prog.Network {
@@ -549,7 +579,8 @@ func (r *Run) Finish() Report {
 	if !r.isolated {
 		return Report{Isolation: "none: " + r.reason}
 	}
-	notices := guard(r.root, r.guarded)
+	notices, stuck := guard(r.root, r.guarded)
+	r.iso.setStuck(stuck)
 	rep := Report{Isolation: isolation(r.walls, r.notEnforced)}
 	if r.mode == ModeLandlock {
 		rep.Isolation = landlockIsolation(r.walls, r.why, r.notEnforced)

@@ -39,7 +39,7 @@ func raiseWalls(spec initSpec) (string, error) {
 		}
 		rep.Held = append(rep.Held, "landlock")
 	}
-	if err := loadSeccomp(spec.Network || spec.Egress); err != nil {
+	if err := loadSeccomp(spec.Network || spec.Egress, spec.Mode == ModeLandlock); err != nil {
 		return "", fmt.Errorf("seccomp: %w", err)
 	}
 	rep.Held = append(rep.Held, "seccomp")

@@ -4,6 +4,7 @@ package isolate
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -46,16 +47,32 @@ const (
 	ioctlTIOCLINUX = 0x541C
 )
 
+// attributeSyscalls change a file's mode, owner or times by path or
+// descriptor. Landlock does not confine them, and in the Landlock mode no
+// read-only mount does either: a program could make a root-owned program
+// setuid (as root) or the user's key readable to all. That mode denies
+// them; the namespace mode needs not (EROFS outside the writable parts).
+var attributeSyscalls = []string{
+	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	"chown", "fchown", "lchown", "fchownat",
+	"utime", "utimes", "utimensat", "futimesat",
+}
+
 // seccompPolicy is the deny list for a run; without network, socket() for
-// any family but AF_UNIX fails too (the relay's socket stays reachable).
-func seccompPolicy(network bool) (seccomp.Policy, error) {
+// any family but AF_UNIX fails too (the relay's socket stays reachable);
+// in the Landlock mode, attributeSyscalls too.
+func seccompPolicy(network, landlockMode bool) (seccomp.Policy, error) {
 	native, err := arch.GetInfo("")
 	if err != nil {
 		return seccomp.Policy{}, err
 	}
 	deny := seccomp.Action(uint32(seccomp.ActionErrno) | uint32(unix.EPERM))
+	denied := deniedSyscalls
+	if landlockMode {
+		denied = append(slices.Clone(denied), attributeSyscalls...)
+	}
 	var names []string
-	for _, n := range deniedSyscalls {
+	for _, n := range denied {
 		if _, ok := native.SyscallNames[n]; ok {
 			names = append(names, n)
 		}
@@ -89,8 +106,8 @@ func seccompPolicy(network bool) (seccomp.Policy, error) {
 // loadSeccomp installs the run's filters on every thread of the calling
 // process; the runtime it starts inherits them, and so does everything
 // that starts.
-func loadSeccomp(network bool) error {
-	policy, err := seccompPolicy(network)
+func loadSeccomp(network, landlockMode bool) error {
+	policy, err := seccompPolicy(network, landlockMode)
 	if err != nil {
 		return err
 	}

@@ -287,8 +287,7 @@ func guardOf(path string) guarded {
 // reads configuration, and out of the change report), and the link is made
 // again. It returns one line per path it had to restore, for the run's
 // stderr.
-func guard(root string, paths []guarded) []string {
-	var out []string
+func guard(root string, paths []guarded) (out, stuck []string) {
 	for _, g := range paths {
 		now := guardOf(g.Path)
 		if now == g {
@@ -299,11 +298,21 @@ func guard(root string, paths []guarded) []string {
 			dir := filepath.Join(root, ".omni", "quarantine")
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				out = append(out, fmt.Sprintf("omnidev: the program changed %s, which runs may not change, and it could not be moved aside (%v): remove it before the next run", rel, err))
+				stuck = append(stuck, g.Path)
 				continue
 			}
 			dst := filepath.Join(dir, fmt.Sprintf("%s.%d", strings.ReplaceAll(rel, string(filepath.Separator), "_"), time.Now().UnixNano()))
-			if err := os.Rename(g.Path, dst); err != nil {
+			err := os.Rename(g.Path, dst)
+			if err != nil {
+				// A folder moves to another parent only if it is writable
+				// (its ".." changes): the program may have made it not.
+				if fi, lerr := os.Lstat(g.Path); lerr == nil && fi.IsDir() && os.Chmod(g.Path, fi.Mode().Perm()|0o700) == nil {
+					err = os.Rename(g.Path, dst)
+				}
+			}
+			if err != nil {
 				out = append(out, fmt.Sprintf("omnidev: the program changed %s, which runs may not change, and it could not be moved aside (%v): remove it before the next run", rel, err))
+				stuck = append(stuck, g.Path)
 				continue
 			}
 		}
@@ -315,7 +324,7 @@ func guard(root string, paths []guarded) []string {
 		}
 		out = append(out, fmt.Sprintf("omnidev: the program changed %s, which runs may not create or change (omnidev's configuration); it was put back as it was, what the program wrote is in .omni/quarantine", rel))
 	}
-	return out
+	return out, stuck
 }
 
 // linkedGitDirs returns the git folders of a linked worktree (its .git is a

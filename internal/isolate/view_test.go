@@ -257,7 +257,10 @@ func TestGuard(t *testing.T) {
 	os.Remove(filepath.Join(root, "omni.toml"))
 	os.Symlink("/etc/passwd", filepath.Join(root, "omni.toml"))
 
-	notices := guard(root, planned)
+	notices, stuck := guard(root, planned)
+	if len(stuck) != 0 {
+		t.Errorf("stuck = %q, want none", stuck)
+	}
 	if len(notices) != 2 {
 		t.Errorf("notices = %q, want one for omni and one for omni.toml", notices)
 	}
@@ -274,7 +277,7 @@ func TestGuard(t *testing.T) {
 	if len(entries) != 2 {
 		t.Errorf("quarantine holds %d entries, want 2", len(entries))
 	}
-	if again := guard(root, planned); len(again) != 0 {
+	if again, _ := guard(root, planned); len(again) != 0 {
 		t.Errorf("a second look found %q; the paths are as planned", again)
 	}
 }

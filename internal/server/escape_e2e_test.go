@@ -522,6 +522,72 @@ console.log("planted");`
 				t.Logf("report done %v after start", took)
 			})
 
+			t.Run("modes, owners and times outside the worktree stay as they are", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(id, false, map[string]string{"data/run.sh": "#!/bin/sh\n"}))
+				outside := filepath.Join(os.TempDir(), fmt.Sprintf("omnidev-escape-mode-%d", time.Now().UnixNano()))
+				if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				defer os.Remove(outside)
+				if id.uid >= 0 {
+					os.Chown(outside, id.uid, id.uid)
+				}
+				key := filepath.Join(r.home, ".ssh", "id_rsa")
+				os.Chmod(key, 0o600)
+				before := map[string]os.FileMode{}
+				for _, p := range []string{outside, key, r.home} {
+					fi, _ := os.Stat(p)
+					before[p] = fi.Mode()
+				}
+				out := r.exec(fmt.Sprintf(`import { chmodSync, utimesSync, openSync, closeSync } from "node:fs";
+`+ffi+`
+for (const [p, m] of [[%q, 0o4755], [%q, 0o644], [%q, 0o777]] as [string, number][]) {
+  try { chmodSync(p, m); console.log("CHMOD", p); } catch (e: any) { console.log("refused chmod", p, e.code); }
+  try { utimesSync(p, 0, 0); console.log("UTIMES", p); } catch (e: any) { console.log("refused utimes", p, e.code); }
+}
+try { const fd = openSync(%q, "r"); console.log("fchmod", sys(91, fd, 0o4755)); closeSync(fd); } catch (e: any) { console.log("open", e.code); }
+try { chmodSync("data/run.sh", 0o755); console.log("worktree chmod ok"); } catch (e: any) { console.log("worktree chmod refused", e.code); }`,
+					outside, key, r.home, outside), time.Minute)
+				for p, m := range before {
+					if fi, _ := os.Stat(p); fi.Mode() != m {
+						t.Errorf("%s: mode %v, was %v\n%s", p, fi.Mode(), m, out.Stdout)
+					}
+				}
+				if fi, _ := os.Stat(outside); fi.ModTime().Unix() == 0 {
+					t.Errorf("%s: its time was changed\n%s", outside, out.Stdout)
+				}
+				// The namespace mode leaves modes in the worktree to the program;
+				// the Landlock mode cannot tell them from others' (docs/sandbox.md).
+				if want := "worktree chmod ok"; id.mode == "namespaces" && !strings.Contains(out.Stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out.Stdout)
+				}
+			})
+
+			t.Run("a planted .git is moved aside and its config never runs", func(t *testing.T) {
+				r := newEscapeRepo(t, id, escapeFiles(id, false, map[string]string{"data/.keep": ""}))
+				// A folder that is not a git repository.
+				os.RemoveAll(filepath.Join(r.root, ".git"))
+				marker := filepath.Join(r.dir, "fsmonitor-ran")
+				plant := r.exec(fmt.Sprintf(`import { execSync } from "node:child_process";
+import { chmodSync } from "node:fs";
+try {
+  execSync("git init -q && git config core.fsmonitor 'touch %s; false' && git config core.hooksPath .git/hooks && echo x > data/src.txt && git add data/src.txt", { stdio: "inherit" });
+  chmodSync(".git", 0o555);
+  console.log("planted");
+} catch (e: any) { console.log("refused", e.message); }`, marker), time.Minute)
+				if id.mode == "namespaces" && !strings.Contains(plant.Stdout, "planted") {
+					t.Fatalf("the program could not plant its .git (the test would prove nothing):\n%s\n%s", plant.Stdout, plant.Stderr)
+				}
+				next := r.exec(`console.log("next run")`, time.Minute)
+				time.Sleep(500 * time.Millisecond) // the baseline for the run after is built in the background
+				if _, err := os.Stat(marker); err == nil {
+					t.Errorf("git ran the planted fsmonitor on the host\n%s\n%s", next.Stdout, next.Stderr)
+				}
+				if _, err := os.Lstat(filepath.Join(r.root, ".git")); err == nil {
+					t.Errorf("the planted .git is still there")
+				}
+			})
+
 			t.Run("D2 a symlinked omni.toml neither breaks runs nor is followed", func(t *testing.T) {
 				r := newEscapeRepo(t, id, escapeFiles(id, false, nil))
 				// A target the view hides (the home): following the link to
