@@ -142,7 +142,7 @@ func (e *Engine) withTools(reg *capability.Registry) *capability.Registry {
 		}
 		cp := c.WithTools(tools, msg)
 		if len(tools) > 0 {
-			cp.Types = tsgen.Declaration(c.Module, tools)
+			cp.Types = tsgen.Types(tools)
 		}
 		out.Capabilities[i] = cp
 	}

@@ -26,15 +26,22 @@ const contentItem = `  /** One item of an MCP tool result's content, as the serv
 `
 
 // Declaration returns the `declare module '<module>'` block of a capability
-// that wraps an MCP server with tools.
+// that wraps an MCP server with tools: the index.d.ts of its generated
+// module.
 func Declaration(module string, tools []capability.Tool) string {
+	return fmt.Sprintf("declare module '%s' {\n%s}\n", module, indent(Types(tools)))
+}
+
+// Types returns the declarations of a wrapped server's module without the
+// `declare module` around them: what a capability's types.d.ts holds, which
+// omni_query wraps in its own block (a block in a block is TS1038).
+func Types(tools []capability.Tool) string {
 	names := Identifiers(tools)
 	mod := &moduleTypes{taken: map[string]bool{}, shared: map[string]string{}}
 	for _, n := range append(slices.Clone(names), reservedTypes...) {
 		mod.taken[n] = true
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "declare module '%s' {\n", module)
 	b.WriteString(contentItem)
 	for i, t := range tools {
 		fn := strings.ToUpper(names[i][:1]) + names[i][1:]
@@ -73,9 +80,28 @@ func Declaration(module string, tools []capability.Tool) string {
   export function call(name: string, args?: Record<string, unknown>): Promise<any>;
   /** The server's tools: MCP name, the function it is exported as, title and description. */
   export const tools: readonly { name: string; function: string; title?: string; description?: string }[];
-}
 `)
-	return b.String()
+	return dedent(b.String())
+}
+
+// The declarations are written indented for their block; Types takes the
+// indentation off and Declaration puts it back.
+func dedent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "  ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Environment variables through which a run learns how to reach omnidev's
