@@ -115,6 +115,14 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
+	if len(mcpServers(reg)) > 0 {
+		// The index was opened on the registry alone: it learns that the
+		// wrapped servers are starting, which a first query must say.
+		if _, err := e.index.Update(ctx, full); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
 	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	e.logLoad("loaded", reg, start, "index", e.index.Stats())
@@ -187,7 +195,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 			source = "the " + r.TimeoutArg + " argument"
 		}
 	}
-	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
+	relayEnv, progress, endRelay := e.beginRelayRun(ctx, timeout, snap.reg, r.Code, r.Progress)
 	defer endRelay()
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()

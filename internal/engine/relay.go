@@ -138,7 +138,7 @@ func (e *Engine) withTools(reg *capability.Registry) *capability.Registry {
 		case err != nil:
 			msg = err.Error()
 		case !ready:
-			msg = "starting: its tools are listed as soon as the server answers"
+			msg = capability.ToolsStarting
 		}
 		cp := c.WithTools(tools, msg)
 		if len(tools) > 0 {
@@ -201,16 +201,21 @@ func (e *Engine) StartServers(ctx context.Context) {
 	e.relay.Ensure(ctx, ids)
 }
 
-// beginRelayRun readies the servers the program imports and registers the
+// beginRelayRun readies the servers the program imports (waiting at most
+// timeout for those starting) and registers the
 // run with the relay; it returns the variables to add to the program's
 // environment, the progress callback to give the executor, and end, which
 // cancels the run's calls still in flight.
-func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func()) {
+func (e *Engine) beginRelayRun(ctx context.Context, timeout time.Duration, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func()) {
 	ids := importedServers(reg, code)
 	if len(ids) == 0 {
 		return nil, progress, func() {}
 	}
-	e.relay.Ensure(ctx, ids)
+	// A server still starting is waited for, as long as the run may last:
+	// the program then imports its tools rather than an empty module.
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	e.relay.Ensure(wait, ids)
+	cancel()
 	redact := redactor(secrets(reg))
 	if progress == nil {
 		env, end = e.relay.BeginRun(ctx, nil, redact)

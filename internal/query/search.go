@@ -79,6 +79,9 @@ type CapabilitySummary struct {
 	// fails with the same sentence. For a wrapped MCP server it is why its
 	// tools are unknown (it cannot start, or is starting).
 	Error string `json:"error,omitempty"`
+	// Starting is set while a wrapped MCP server has not listed its tools
+	// yet: ask again in a moment, or import it, and the run waits for it.
+	Starting bool `json:"starting,omitempty"`
 }
 
 // Search runs req. Errors that wrap ErrInvalidRequest are the caller's to
@@ -343,6 +346,7 @@ func summaries(caps []*capability.Capability) []CapabilitySummary {
 			if s.Error == "" {
 				s.Error = c.ToolsError
 			}
+			s.Starting = c.ToolsError == capability.ToolsStarting
 		}
 		for _, sk := range c.Skills {
 			s.Skills = append(s.Skills, oneLine(sk.Name+": "+sk.Description))
