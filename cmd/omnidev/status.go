@@ -62,7 +62,7 @@ func runStatus(_ context.Context, env *cliEnv, args []string) error {
 
 // stopWait is how long stop waits for the server to exit: longer than the
 // server's own graceful shutdown.
-const stopWait = 5 * time.Second
+const stopWait = 10 * time.Second
 
 // runStop stops every server of the repository.
 func runStop(ctx context.Context, env *cliEnv, args []string) error {
