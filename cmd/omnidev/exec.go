@@ -40,6 +40,7 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	printWarnings(env.stderr, res.Warnings)
 	if *asJSON {
 		if err := env.printJSON(res); err != nil {
 			return err
@@ -95,5 +96,14 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	}
 	if res.ChangesOmitted > 0 {
 		fmt.Fprintf(w, "    ... and %d more files (git status lists them all)\n", res.ChangesOmitted)
+	}
+}
+
+// printWarnings prints the configuration's problems a result carries, on
+// stderr before the rest: they may explain it (an import that fails, a
+// query without results).
+func printWarnings(w io.Writer, warnings []string) {
+	for _, msg := range warnings {
+		fmt.Fprintf(w, "omnidev: warning: %s\n", msg)
 	}
 }

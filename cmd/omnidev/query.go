@@ -33,6 +33,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	printWarnings(env.stderr, res.Warnings)
 	if *asJSON {
 		return env.printJSON(res)
 	}

@@ -26,7 +26,9 @@ type Engine struct {
 
 	index    *query.Index
 	indexTmp string // private index folder when another process holds .omni/index
-	executor *execute.Executor
+	// reloadErr is why the last reload failed; nil after a good one.
+	reloadErr atomic.Pointer[string]
+	executor  *execute.Executor
 
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
@@ -161,7 +163,26 @@ func (e *Engine) Registry() *capability.Registry { return e.snap.Load().reg }
 
 // Query answers an omni_query request on the current index.
 func (e *Engine) Query(ctx context.Context, req query.Request) (*query.Result, error) {
-	return e.index.Search(ctx, req)
+	res, err := e.index.Search(ctx, req)
+	if err == nil {
+		res.Warnings = e.Warnings()
+	}
+	return res, err
+}
+
+// Warnings are what the agent must be told with every result while they
+// last: the last reload failed (the last good state is served), and the
+// problems of the configuration served, each naming its file and line.
+// MCP logging is deprecated, so results carry them.
+func (e *Engine) Warnings() []string {
+	var out []string
+	if msg := e.reloadErr.Load(); msg != nil {
+		out = append(out, *msg)
+	}
+	for _, p := range e.snap.Load().base.Problems {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 // ExecRequest is one omni_execute call.
@@ -200,7 +221,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()
 	snap = e.snap.Load() // the servers it started may have listed their tools
-	return e.executor.Run(ctx, execute.Request{
+	res, err := e.executor.Run(ctx, execute.Request{
 		Code:           r.Code,
 		Folder:         snap.folder,
 		Runtime:        cfg.Runtime,
@@ -214,6 +235,10 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		TimeoutSource:  source,
 		Secrets:        secrets(snap.reg),
 	})
+	if err == nil {
+		res.Warnings = e.Warnings()
+	}
+	return res, err
 }
 
 // secrets returns the values of the variables capabilities declare
@@ -254,6 +279,17 @@ func (e *Engine) Reload(ctx context.Context) error {
 	defer e.runGate.Unlock()
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
+	err := e.reload(ctx)
+	if err != nil {
+		msg := err.Error()
+		e.reloadErr.Store(&msg)
+	} else {
+		e.reloadErr.Store(nil)
+	}
+	return err
+}
+
+func (e *Engine) reload(ctx context.Context) error {
 	start := time.Now()
 	reg, err := load(e.root, e.environ)
 	if err != nil {

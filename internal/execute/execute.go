@@ -165,6 +165,9 @@ type Result struct {
 	// OutOfMemory is true when the memory limit stopped the program; its
 	// stderr then ends with a line naming the limit.
 	OutOfMemory bool `json:"out_of_memory"`
+	// Warnings are the caller's to fill in: problems of the configuration
+	// the run was given (file and line), a reload that failed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Truncated says which streams lost their middle to the output cap.

@@ -29,6 +29,9 @@ type Result struct {
 	// IncludeTypes is set.
 	Summary         []CapabilitySummary `json:"summary,omitempty"`
 	TypeDefinitions string              `json:"type_definitions,omitempty"`
+	// Warnings are the caller's to fill in: problems of the configuration
+	// (file and line), a reload that failed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Hit is one matching document.
