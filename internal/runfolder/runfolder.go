@@ -122,9 +122,29 @@ try {
     process.exitCode = typeof code === "number" && Number.isFinite(code) ? Math.trunc(code) : 0;
   }
 } catch (err) {
-  console.error(err instanceof Error && err.stack ? err.stack : err);
+  console.error(describe(err));
   process.exitCode = 1;
   hasMain = true;
+}
+
+// describe renders an error for stderr. Bun reports a file with several
+// syntax errors as one AggregateError whose stack names none of them: each
+// is printed, with its file, line and column (BuildMessage.position).
+function describe(err: any): string {
+  const one = (e: any): string => {
+    const p = e?.position;
+    if (p && typeof p.line === "number") {
+      const file = typeof p.file === "string" && p.file.startsWith(process.cwd() + "/") ? p.file.slice(process.cwd().length + 1) : p.file;
+      let text = file + ":" + p.line + ":" + p.column + ": " + (typeof e.level === "string" ? e.level : "error") + ": " + e.message;
+      if (p.lineText) text += "\n    " + p.lineText + "\n    " + " ".repeat(Math.max(0, p.column - 1)) + "^";
+      return text;
+    }
+    return e instanceof Error && e.stack ? e.stack : String(e);
+  };
+  if (Array.isArray(err?.errors) && err.errors.length > 0) {
+    return err.message + ":\n" + err.errors.map(one).join("\n");
+  }
+  return one(err);
 }
 if (hasMain) await mainDone(Number(process.exitCode ?? 0));
 `
