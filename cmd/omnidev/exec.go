@@ -36,7 +36,8 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	eng.WarmRuns()
 	defer eng.Close()
-	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout"})
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout",
+		Cancelled: "it was interrupted (Ctrl-C or SIGTERM)"})
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	case res.TimedOut:
 		status = "timed out"
 	case res.Cancelled:
-		status = "cancelled"
+		status = "interrupted"
 	}
 	fmt.Fprintf(w, "--- %s in %v; %d files changed, %d insertions(+), %d deletions(-)\n", status,
 		(time.Duration(res.DurationMS) * time.Millisecond), res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)

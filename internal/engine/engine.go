@@ -194,6 +194,9 @@ type ExecRequest struct {
 	// "--timeout"), for the line a timed-out run gets on stderr.
 	TimeoutArg string
 	Progress   func(execute.Progress)
+	// Cancelled says what a cancellation of the call means (see
+	// execute.Request.Cancelled).
+	Cancelled string
 }
 
 // Execute runs a program in the current sandbox. The configured timeout caps
@@ -233,6 +236,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		Isolation:      policy(cfg),
 		Progress:       progress,
 		TimeoutSource:  source,
+		Cancelled:      r.Cancelled,
 		Secrets:        secrets(snap.reg),
 	})
 	if err == nil {

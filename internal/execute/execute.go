@@ -123,6 +123,10 @@ type Request struct {
 	// TimeoutSource names what set Timeout, for the line a timed-out run
 	// gets on stderr ("the timeout_ms argument", "[sandbox] timeout in ...").
 	TimeoutSource string
+	// Cancelled says what a cancellation of ctx means, for the line a
+	// cancelled run gets on stderr ("it was interrupted (Ctrl-C)"); empty:
+	// the call was cancelled by its client or a stopping server.
+	Cancelled string
 	// Secrets are replaced by [secret NAME] in the returned output.
 	Secrets []Secret
 }
