@@ -38,10 +38,12 @@ func runExec(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	eng.WarmRuns()
 	defer eng.Close()
-	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout", TypeCheck: *typeCheck})
+	res, err := eng.Execute(ctx, engine.ExecRequest{Code: code, Timeout: *timeout, TimeoutArg: "--timeout", TypeCheck: *typeCheck,
+		Cancelled: "it was interrupted (Ctrl-C or SIGTERM)"})
 	if err != nil {
 		return err
 	}
+	printWarnings(env.stderr, res.Warnings)
 	if *asJSON {
 		if err := env.printJSON(res); err != nil {
 			return err
@@ -88,7 +90,7 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	case res.TimedOut:
 		status = "timed out"
 	case res.Cancelled:
-		status = "cancelled"
+		status = "interrupted"
 	}
 	fmt.Fprintf(w, "--- %s in %v; %d files changed, %d insertions(+), %d deletions(-)\n", status,
 		(time.Duration(res.DurationMS) * time.Millisecond), res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
@@ -131,5 +133,14 @@ func printCalls(w io.Writer, res *execute.Result) {
 	}
 	if res.CallsOmitted > 0 {
 		fmt.Fprintf(w, "    ... and %d more calls\n", res.CallsOmitted)
+	}
+}
+
+// printWarnings prints the configuration's problems a result carries, on
+// stderr before the rest: they may explain it (an import that fails, a
+// query without results).
+func printWarnings(w io.Writer, warnings []string) {
+	for _, msg := range warnings {
+		fmt.Fprintf(w, "omnidev: warning: %s\n", msg)
 	}
 }

@@ -37,6 +37,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) error {
 	if *types {
 		wholeTypes(res, eng.Registry(), req.Query)
 	}
+	printWarnings(env.stderr, res.Warnings)
 	if *asJSON {
 		return env.printJSON(res)
 	}

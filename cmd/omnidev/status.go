@@ -10,20 +10,31 @@ import (
 )
 
 // serverStatus parses a command without arguments of its own and reads the
-// status of the repository's server.
-func serverStatus(env *cliEnv, name string, args []string) (root string, st engine.ServerStatus, err error) {
+// status of the repository's servers, the newest last.
+func serverStatus(env *cliEnv, name string, args []string) (root string, servers []engine.ServerStatus, err error) {
 	if _, err := parse(env.flags(name), args); err != nil {
-		return "", st, err
+		return "", nil, err
 	}
 	if root, err = env.root(); err != nil {
-		return "", st, err
+		return "", nil, err
 	}
-	st, err = engine.ReadServerStatus(root)
-	return root, st, err
+	servers, err = engine.ReadServers(root)
+	return root, servers, err
+}
+
+// running returns the servers that are alive.
+func running(servers []engine.ServerStatus) []engine.ServerStatus {
+	var out []engine.ServerStatus
+	for _, st := range servers {
+		if st.Running {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 func runStatus(_ context.Context, env *cliEnv, args []string) error {
-	root, st, err := serverStatus(env, "status", args)
+	root, servers, err := serverStatus(env, "status", args)
 	if errors.Is(err, engine.ErrNoServer) {
 		fmt.Fprintf(env.stdout, "not running: no server for %s\n", root)
 		return &exitError{code: 1}
@@ -31,25 +42,31 @@ func runStatus(_ context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !st.Running {
+	live := running(servers)
+	if len(live) == 0 {
+		st := servers[len(servers)-1]
 		fmt.Fprintf(env.stdout, "not running: %s names process %d, which is gone (a stale file; the next server replaces it)\n", engine.PIDFileName, st.PID)
 		return &exitError{code: 1}
 	}
-	transport := "stdio"
-	if info, err := engine.ReadServerInfo(root); err == nil && info.PID == st.PID {
-		transport = info.Transport + " at " + info.URL
+	info, infoErr := engine.ReadServerInfo(root)
+	for _, st := range live {
+		transport := "stdio"
+		if infoErr == nil && info.PID == st.PID {
+			transport = info.Transport + " at " + info.URL
+		}
+		fmt.Fprintf(env.stdout, "running: pid %d since %s (%s ago), transport %s, repository %s\n",
+			st.PID, st.Since.Format(time.RFC3339), time.Since(st.Since).Round(time.Second), transport, root)
 	}
-	fmt.Fprintf(env.stdout, "running: pid %d since %s (%s ago), transport %s, repository %s\n",
-		st.PID, st.Since.Format(time.RFC3339), time.Since(st.Since).Round(time.Second), transport, root)
 	return nil
 }
 
 // stopWait is how long stop waits for the server to exit: longer than the
 // server's own graceful shutdown.
-const stopWait = 5 * time.Second
+const stopWait = 10 * time.Second
 
+// runStop stops every server of the repository.
 func runStop(ctx context.Context, env *cliEnv, args []string) error {
-	_, st, err := serverStatus(env, "stop", args)
+	_, servers, err := serverStatus(env, "stop", args)
 	if errors.Is(err, engine.ErrNoServer) {
 		fmt.Fprintln(env.stdout, "no server is running for this repository; nothing to stop")
 		return nil
@@ -57,24 +74,31 @@ func runStop(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !st.Running {
-		fmt.Fprintf(env.stdout, "process %d named by %s is already gone; nothing to stop\n", st.PID, engine.PIDFileName)
+	live := running(servers)
+	if len(live) == 0 {
+		fmt.Fprintf(env.stdout, "process %d named by %s is already gone; nothing to stop\n", servers[len(servers)-1].PID, engine.PIDFileName)
 		return nil
 	}
-	if err := askToStop(st.PID); err != nil {
-		return fmt.Errorf("signal process %d: %w", st.PID, err)
+	var errs []error
+	for _, st := range live {
+		if err := askToStop(st.PID); err != nil {
+			errs = append(errs, fmt.Errorf("signal process %d: %w", st.PID, err))
+		}
 	}
 	deadline := time.Now().Add(stopWait)
-	for time.Now().Before(deadline) {
-		if !processExists(st.PID) {
-			fmt.Fprintf(env.stdout, "stopped server %d\n", st.PID)
-			return nil
+	for _, st := range live {
+		for processExists(st.PID) && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		if processExists(st.PID) {
+			errs = append(errs, fmt.Errorf("server %d did not stop within %v after SIGTERM; `kill -9 %d` ends it at once", st.PID, stopWait, st.PID))
+			continue
 		}
+		fmt.Fprintf(env.stdout, "stopped server %d\n", st.PID)
 	}
-	return fmt.Errorf("server %d did not stop within %v after SIGTERM; `kill -9 %d` ends it at once", st.PID, stopWait, st.PID)
+	return errors.Join(errs...)
 }

@@ -231,7 +231,7 @@ func (l *capLoader) manifest() *Capability {
 func parseManifest(data []byte, folder string) (*Capability, error) {
 	var raw rawManifest
 	if _, err := toml.Decode(string(data), &raw); err != nil {
-		line, col, msg := tomlError(err)
+		line, col, msg := tomlError(err, data)
 		if line > 0 {
 			return nil, fmt.Errorf("invalid TOML at line %d, column %d: %s", line, col, msg)
 		}

@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -138,7 +139,7 @@ func parseConfig(data []byte, path string) (*config, []Problem, error) {
 	var raw rawConfig
 	md, err := toml.Decode(string(data), &raw)
 	if err != nil {
-		line, col, msg := tomlError(err)
+		line, col, msg := tomlError(err, data)
 		if line > 0 {
 			return nil, nil, fmt.Errorf("%s:%d:%d: %s", path, line, col, msg)
 		}
@@ -157,12 +158,63 @@ func parseConfig(data []byte, path string) (*config, []Problem, error) {
 // tomlError returns the position and message of a TOML syntax error. Other
 // decoding errors (a string where a list belongs...) have no column: line is
 // 0 and msg is the decoder's message, which names the line and the key.
-func tomlError(err error) (line, col int, msg string) {
+// A string left open is reported where the decoder gave up (the end of the
+// line, or of the file) and placed at the quote that opened it, which is
+// what the user has to close.
+func tomlError(err error, data []byte) (line, col int, msg string) {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return pe.Position.Line, pe.Position.Col, pe.Message
+		line, col, msg = pe.Position.Line, pe.Position.Col, pe.Message
+		switch {
+		case msg == "strings cannot contain newlines":
+			if c := openQuote(tomlLine(data, line)); c > 0 {
+				col, msg = c, `this string is not closed: close the quote on the same line (or use """ for a multi-line string)`
+			}
+		case strings.HasPrefix(msg, `unexpected EOF; expected '"""'`) || strings.HasPrefix(msg, `unexpected EOF; expected "'''"`):
+			delim := msg[len(msg)-4 : len(msg)-1]
+			if i := bytes.LastIndex(data, []byte(delim)); i >= 0 {
+				line = bytes.Count(data[:i], []byte("\n")) + 1
+				col = i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
+				msg = "this multi-line string is not closed: end it with " + delim
+			}
+		}
+		return line, col, msg
 	}
 	return 0, 0, strings.TrimPrefix(err.Error(), "toml: ")
+}
+
+// tomlLine returns line n (from 1) of data.
+func tomlLine(data []byte, n int) string {
+	for i, l := range strings.Split(string(data), "\n") {
+		if i+1 == n {
+			return l
+		}
+	}
+	return ""
+}
+
+// openQuote returns the column (from 1) of the quote that opens a string
+// still open at the end of line, or 0.
+func openQuote(line string) int {
+	var quote byte
+	start := 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == 0 && c == '#':
+			return 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote, start = c, i
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		}
+	}
+	if quote == 0 {
+		return 0
+	}
+	return start + 1
 }
 
 // keyError is an invalid value, with the key that holds it so that the

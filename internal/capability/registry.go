@@ -88,6 +88,10 @@ type Capability struct {
 	rawMCP *rawMCP
 }
 
+// ToolsStarting is the ToolsError of a wrapped server that has not answered
+// yet: a program that imports it waits for it.
+const ToolsStarting = "starting: its tools are listed as soon as the server answers; a program that imports it waits for it"
+
 // WithTools returns a copy of c with its wrapped server's tools, or the
 // error that kept them from being listed.
 func (c *Capability) WithTools(tools []Tool, toolsErr string) *Capability {

@@ -27,7 +27,9 @@ type Engine struct {
 
 	index    *query.Index
 	indexTmp string // private index folder when another process holds .omni/index
-	executor *execute.Executor
+	// reloadErr is why the last reload failed; nil after a good one.
+	reloadErr atomic.Pointer[string]
+	executor  *execute.Executor
 
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
@@ -117,6 +119,14 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		e.Close()
 		return nil, fmt.Errorf("prepare sandbox: %w", err)
 	}
+	if len(mcpServers(reg)) > 0 {
+		// The index was opened on the registry alone: it learns that the
+		// wrapped servers are starting, which a first query must say.
+		if _, err := e.index.Update(ctx, full); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
 	e.relay.Sync(mcpServers(reg), !e.onDemand)
 	e.logLoad("loaded", reg, start, "index", e.index.Stats())
@@ -155,7 +165,26 @@ func (e *Engine) Registry() *capability.Registry { return e.snap.Load().reg }
 
 // Query answers an omni_query request on the current index.
 func (e *Engine) Query(ctx context.Context, req query.Request) (*query.Result, error) {
-	return e.index.Search(ctx, req)
+	res, err := e.index.Search(ctx, req)
+	if err == nil {
+		res.Warnings = e.Warnings()
+	}
+	return res, err
+}
+
+// Warnings are what the agent must be told with every result while they
+// last: the last reload failed (the last good state is served), and the
+// problems of the configuration served, each naming its file and line.
+// MCP logging is deprecated, so results carry them.
+func (e *Engine) Warnings() []string {
+	var out []string
+	if msg := e.reloadErr.Load(); msg != nil {
+		out = append(out, *msg)
+	}
+	for _, p := range e.snap.Load().base.Problems {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 // ExecRequest is one omni_execute call.
@@ -170,6 +199,9 @@ type ExecRequest struct {
 	// TypeCheck overrides [sandbox] typecheck for this run: "off", "warn"
 	// or "error"; empty means the configured mode.
 	TypeCheck string
+	// Cancelled says what a cancellation of the call means (see
+	// execute.Request.Cancelled).
+	Cancelled string
 }
 
 // Execute runs a program in the current sandbox. The configured timeout caps
@@ -196,7 +228,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	if err != nil {
 		return nil, err
 	}
-	relayEnv, progress, endRelay := e.beginRelayRun(ctx, snap.reg, r.Code, r.Progress)
+	relayEnv, progress, endRelay := e.beginRelayRun(ctx, timeout, snap.reg, r.Code, r.Progress)
 	defer endRelay() // a second call, after the one below, does nothing
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()
@@ -233,6 +265,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		Isolation:      policy(cfg),
 		Progress:       progress,
 		TimeoutSource:  source,
+		Cancelled:      r.Cancelled,
 		Secrets:        secrets(snap.reg),
 	})
 	log := endRelay()
@@ -247,6 +280,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		res.Calls, res.CallsOmitted = log.end()
 	}
 	res.TypeCheck, res.TypeErrors, res.TypeErrorsOmitted = checked.TypeCheck, checked.TypeErrors, checked.TypeErrorsOmitted
+	res.Warnings = e.Warnings()
 	return res, nil
 }
 
@@ -288,6 +322,17 @@ func (e *Engine) Reload(ctx context.Context) error {
 	defer e.runGate.Unlock()
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
+	err := e.reload(ctx)
+	if err != nil {
+		msg := err.Error()
+		e.reloadErr.Store(&msg)
+	} else {
+		e.reloadErr.Store(nil)
+	}
+	return err
+}
+
+func (e *Engine) reload(ctx context.Context) error {
 	start := time.Now()
 	reg, err := load(e.root, e.environ)
 	if err != nil {

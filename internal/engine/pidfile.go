@@ -8,17 +8,26 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// PIDFileName is the PID file's path relative to the repository root.
+// PIDFileName is the PID file's path relative to the repository root: it
+// names the newest server.
 const PIDFileName = ".omni/server.pid"
+
+// ServersDir holds one file per live server, named by its process id:
+// several agents may serve one repository, and status and stop must see
+// them all, whichever one PIDFileName names.
+const ServersDir = ".omni/servers"
 
 // PIDFile is the PID file this process wrote.
 type PIDFile struct {
-	path string
+	root string
+	path string // PIDFileName
+	own  string // this server's file in ServersDir
 	pid  int
 	// madeDir: writing the file created .omni, which Remove then removes
 	// if it is empty, so that a server that could not start (no omni/
@@ -26,30 +35,49 @@ type PIDFile struct {
 	madeDir bool
 }
 
-// WritePIDFile records this process as the repository's server. Another
-// live server is not an error — several agents may serve one repository —
-// but it is worth a warning; the file then names the newest server.
+// WritePIDFile records this process as a server of the repository.
+// Another live server is not an error — several agents may serve one
+// repository — but it is worth a warning; PIDFileName then names the newest
+// server, and ServersDir lists them all.
 func WritePIDFile(root string, logger *slog.Logger) (*PIDFile, error) {
 	path := filepath.Join(root, filepath.FromSlash(PIDFileName))
-	if st, err := ReadServerStatus(root); err == nil {
-		if st.Running {
-			logger.Warn("another omnidev server is serving this repository; this one takes over the PID file", "other_pid", st.PID)
-		} else {
+	pid := os.Getpid()
+	servers, _ := ReadServers(root)
+	for _, st := range servers {
+		switch {
+		case st.PID == pid:
+		case st.Running:
+			logger.Warn("another omnidev server is serving this repository; both are tracked (`omnidev status` lists them, `omnidev stop` stops them)", "other_pid", st.PID)
+		default:
 			logger.Info("replacing a stale PID file", "dead_pid", st.PID)
+			os.Remove(serverFile(root, st.PID))
 		}
 	}
-	pid := os.Getpid()
 	_, err := os.Stat(filepath.Dir(path))
 	madeDir := errors.Is(err, fs.ErrNotExist)
-	if err := writeFileAtomic(path, []byte(strconv.Itoa(pid)+"\n")); err != nil {
+	data := []byte(strconv.Itoa(pid) + "\n")
+	own := serverFile(root, pid)
+	if err := writeFileAtomic(own, data); err != nil {
 		return nil, fmt.Errorf("write PID file: %w", err)
 	}
-	return &PIDFile{path: path, pid: pid, madeDir: madeDir}, nil
+	if err := writeFileAtomic(path, data); err != nil {
+		os.Remove(own)
+		return nil, fmt.Errorf("write PID file: %w", err)
+	}
+	return &PIDFile{root: root, path: path, own: own, pid: pid, madeDir: madeDir}, nil
 }
 
-// Remove deletes the PID file only if it still names this process: a newer
-// server that took it over keeps it.
+func serverFile(root string, pid int) string {
+	return filepath.Join(root, filepath.FromSlash(ServersDir), strconv.Itoa(pid))
+}
+
+// Remove deletes this server's files. PIDFileName is removed only if it
+// still names this process, and when another server is still running it
+// is made to name that one instead: a server never removes a PID file that
+// is not its own, nor leaves a live one untracked.
 func (p *PIDFile) Remove() error {
+	os.Remove(p.own)
+	os.Remove(filepath.Dir(p.own)) // fails, as it should, unless empty
 	data, err := os.ReadFile(p.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -60,6 +88,12 @@ func (p *PIDFile) Remove() error {
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err != nil || pid != p.pid {
 		return nil
 	}
+	servers, _ := ReadServers(p.root)
+	for _, st := range slices.Backward(servers) {
+		if st.Running && st.PID != p.pid {
+			return writeFileAtomic(p.path, []byte(strconv.Itoa(st.PID)+"\n"))
+		}
+	}
 	if err := os.Remove(p.path); err != nil {
 		return err
 	}
@@ -67,6 +101,46 @@ func (p *PIDFile) Remove() error {
 		os.Remove(filepath.Dir(p.path)) // fails, as it should, unless empty
 	}
 	return nil
+}
+
+// ReadServers returns every server PIDFileName and ServersDir name, the
+// oldest first, the newest (PIDFileName's) last; ErrNoServer when none is.
+func ReadServers(root string) ([]ServerStatus, error) {
+	var out []ServerStatus
+	seen := map[int]bool{}
+	entries, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(ServersDir)))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		st := ServerStatus{PID: pid, Running: isOmnidev(pid)}
+		if fi, err := e.Info(); err == nil {
+			st.Since = fi.ModTime()
+		}
+		seen[pid] = true
+		out = append(out, st)
+	}
+	main, err := ReadServerStatus(root)
+	if err != nil && !errors.Is(err, ErrNoServer) {
+		return out, err
+	}
+	if err == nil && !seen[main.PID] {
+		out = append(out, main)
+	}
+	slices.SortStableFunc(out, func(a, b ServerStatus) int {
+		if a.PID == main.PID {
+			return 1
+		}
+		if b.PID == main.PID {
+			return -1
+		}
+		return a.Since.Compare(b.Since)
+	})
+	if len(out) == 0 {
+		return nil, ErrNoServer
+	}
+	return out, nil
 }
 
 // ServerStatus is what the PID file says about a repository's server.

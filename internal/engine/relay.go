@@ -140,11 +140,11 @@ func (e *Engine) withTools(reg *capability.Registry) *capability.Registry {
 		case err != nil:
 			msg = err.Error()
 		case !ready:
-			msg = "starting: its tools are listed as soon as the server answers"
+			msg = capability.ToolsStarting
 		}
 		cp := c.WithTools(tools, msg)
 		if len(tools) > 0 {
-			cp.Types = tsgen.Declaration(c.Module, tools)
+			cp.Types = tsgen.Generate(c.Module, tools).Body()
 		}
 		out.Capabilities[i] = cp
 	}
@@ -203,17 +203,22 @@ func (e *Engine) StartServers(ctx context.Context) {
 	e.relay.Ensure(ctx, ids)
 }
 
-// beginRelayRun readies the servers the program imports and registers the
+// beginRelayRun readies the servers the program imports (waiting at most
+// timeout for those starting) and registers the
 // run with the relay; it returns the variables to add to the program's
 // environment, the progress callback to give the executor, and end, which
 // cancels the run's calls still in flight and returns the log of its calls
 // (nil when the program imports no wrapped server); end may be called again.
-func (e *Engine) beginRelayRun(ctx context.Context, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func() *callLog) {
+func (e *Engine) beginRelayRun(ctx context.Context, timeout time.Duration, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func() *callLog) {
 	ids := importedServers(reg, code)
 	if len(ids) == 0 {
 		return nil, progress, func() *callLog { return nil }
 	}
-	e.relay.Ensure(ctx, ids)
+	// A server still starting is waited for, as long as the run may last:
+	// the program then imports its tools rather than an empty module.
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	e.relay.Ensure(wait, ids)
+	cancel()
 	redact := redactor(secrets(reg))
 	log := &callLog{redact: redact}
 	finish := func(endRun func()) func() *callLog {

@@ -131,6 +131,10 @@ type Request struct {
 	// TimeoutSource names what set Timeout, for the line a timed-out run
 	// gets on stderr ("the timeout_ms argument", "[sandbox] timeout in ...").
 	TimeoutSource string
+	// Cancelled says what a cancellation of ctx means, for the line a
+	// cancelled run gets on stderr ("it was interrupted (Ctrl-C)"); empty:
+	// the call was cancelled by its client or a stopping server.
+	Cancelled string
 	// Secrets are replaced by [secret NAME] in the returned output.
 	Secrets []Secret
 }
@@ -191,6 +195,9 @@ type Result struct {
 	TypeCheck         string                `json:"typecheck"`
 	TypeErrors        []typecheck.TypeError `json:"type_errors"`
 	TypeErrorsOmitted int                   `json:"type_errors_omitted"`
+	// Warnings are the caller's to fill in: problems of the configuration
+	// the run was given (file and line), a reload that failed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MaxListedCalls bounds Result.Calls: a program that calls a tool in a

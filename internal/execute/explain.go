@@ -31,8 +31,12 @@ func explain(res *Result, req Request, root string) {
 		}
 		notes = append(notes, fmt.Sprintf("the run was stopped after %s, the limit set by %s", seconds(req.Timeout), bound))
 	case res.Cancelled:
-		notes = append(notes, fmt.Sprintf("the run was stopped after %s because the call was cancelled (by the client, or because the server is stopping)",
-			seconds(time.Duration(res.DurationMS)*time.Millisecond)))
+		why := req.Cancelled
+		if why == "" {
+			why = "the call was cancelled (by the client, or because the server is stopping)"
+		}
+		notes = append(notes, fmt.Sprintf("the run was stopped after %s because %s",
+			seconds(time.Duration(res.DurationMS)*time.Millisecond), why))
 	}
 	notes = append(notes, missingModuleNotes(res.Stderr, req.Folder.Modules(), req.Folder.MainPath(), root)...)
 	notes = append(notes, unavailableNotes(res.Stderr, req.Folder.Unavailable())...)

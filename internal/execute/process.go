@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/isolate"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -44,6 +45,12 @@ type process struct {
 	reading        bool     // the readers were started (launch)
 	gate           *os.File // write end of the program's stdin
 	released       time.Time
+	// mainDone is closed once the runner's MainDone line has come through
+	// both streams: main has returned and its output is all in; doneCode
+	// is the exit code it returned.
+	mainDone  chan struct{}
+	doneCode  atomic.Int64
+	doneCount atomic.Int32
 }
 
 // outcome is how a program ended.
@@ -53,7 +60,10 @@ type outcome struct {
 	exitCode    int
 	timedOut    bool
 	cancelled   bool
-	duration    time.Duration
+	// mainReturned: main returned while the runtime was still running (a
+	// child it left behind), which was then stopped.
+	mainReturned bool
+	duration     time.Duration
 }
 
 // start starts prog under policy (see isolate.Isolator.Prepare), held at
@@ -125,9 +135,16 @@ func (p *process) launch(prog isolate.Program, maxOutput int) error {
 		return err
 	}
 	p.stdout, p.stderr = newCapture(maxOutput), newCapture(maxOutput)
+	p.mainDone = make(chan struct{})
+	seen := func(code int) {
+		p.doneCode.Store(int64(code))
+		if p.doneCount.Add(1) == 2 {
+			close(p.mainDone)
+		}
+	}
 	p.reading = true
-	go p.read(p.pipes[0], p.stdout)
-	go p.read(p.pipes[1], p.stderr)
+	go p.read(p.pipes[0], &doneScanner{w: p.stdout, seen: seen})
+	go p.read(p.pipes[1], &doneScanner{w: p.stderr, seen: seen})
 	return nil
 }
 
@@ -140,8 +157,9 @@ func (p *process) startCmd(childEnds [3]*os.File) error {
 // read copies one pipe into its capture until EOF or until wait sets a
 // deadline, never stopping early: a program blocked on a full pipe would
 // hang.
-func (p *process) read(r *os.File, c *capture) {
-	io.Copy(c, r)
+func (p *process) read(r *os.File, s *doneScanner) {
+	io.Copy(s, r)
+	s.flush()
 	p.readers <- struct{}{}
 }
 
@@ -207,6 +225,7 @@ func (p *process) wait(ctx context.Context, timeout time.Duration, progress func
 	defer ticker.Stop()
 	var grace <-chan time.Time
 	done := ctx.Done()
+	mainDone := p.mainDone
 	stop := func() {
 		p.run.Signal(syscall.SIGTERM)
 		grace = time.After(killGrace)
@@ -224,6 +243,14 @@ wait:
 		case <-done:
 			o.cancelled = true
 			stop()
+		case <-mainDone:
+			// main has returned: what the program left running ends as
+			// after a timeout, but the run is not one.
+			mainDone = nil
+			if grace == nil {
+				o.mainReturned = true
+				stop()
+			}
 		case <-grace:
 			p.run.Kill()
 			grace = nil
@@ -253,6 +280,8 @@ wait:
 	switch ws, _ := st.Sys().(syscall.WaitStatus); {
 	case o.timedOut || o.cancelled:
 		o.exitCode = -1
+	case o.mainReturned:
+		o.exitCode = int(p.doneCode.Load())
 	case ws.Signaled():
 		// As a shell reports it: 128 + the signal that killed the program.
 		o.exitCode = 128 + int(ws.Signal())

@@ -29,6 +29,9 @@ type Result struct {
 	// IncludeTypes is set.
 	Summary         []CapabilitySummary `json:"summary,omitempty"`
 	TypeDefinitions string              `json:"type_definitions,omitempty"`
+	// Warnings are the caller's to fill in: problems of the configuration
+	// (file and line), a reload that failed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Hit is one matching document.
@@ -85,6 +88,9 @@ type CapabilitySummary struct {
 	// fails with the same sentence. For a wrapped MCP server it is why its
 	// tools are unknown (it cannot start, or is starting).
 	Error string `json:"error,omitempty"`
+	// Starting is set while a wrapped MCP server has not listed its tools
+	// yet: ask again in a moment, or import it, and the run waits for it.
+	Starting bool `json:"starting,omitempty"`
 }
 
 // Search runs req. Errors that wrap ErrInvalidRequest are the caller's to
@@ -358,6 +364,7 @@ func summaries(caps []*capability.Capability, typesNotes map[string]string) []Ca
 			if s.Error == "" {
 				s.Error = c.ToolsError
 			}
+			s.Starting = c.ToolsError == capability.ToolsStarting
 		}
 		for _, sk := range c.Skills {
 			s.Skills = append(s.Skills, oneLine(sk.Name+": "+sk.Description))

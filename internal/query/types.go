@@ -43,7 +43,9 @@ func TypeDefinitions(caps []*capability.Capability) string {
 		quote.WriteString(&b, moduleOf(c))
 		b.WriteString("' {\n")
 		types := strings.Trim(strings.ReplaceAll(c.Types, "\r\n", "\n"), "\n")
-		if strings.TrimSpace(types) == "" {
+		if strings.TrimSpace(types) == "" && c.MCP != nil && c.ToolsError != "" {
+			b.WriteString("  // No type definitions yet: " + oneLine(c.ToolsError) + "\n")
+		} else if strings.TrimSpace(types) == "" {
 			b.WriteString("  // No type definitions available\n")
 		} else {
 			for line := range strings.SplitSeq(types, "\n") {

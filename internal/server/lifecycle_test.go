@@ -257,9 +257,10 @@ func TestStatusAndStop(t *testing.T) {
 	})
 }
 
-// TestTwoServersOneRepository: a second server on a repository warns, takes
-// over the PID file, and builds a private index instead of waiting on the
-// first one's; the first one's exit leaves the second's PID file alone.
+// TestTwoServersOneRepository: a second server on a repository warns and
+// builds a private index instead of waiting on the first one's; both are
+// tracked: status lists both, the second's exit leaves the first named by
+// the PID file, and stop reaches it.
 func TestTwoServersOneRepository(t *testing.T) {
 	root := fixtureRepo(t)
 	first := startServer(t, root)
@@ -277,12 +278,32 @@ func TestTwoServersOneRepository(t *testing.T) {
 		data, _ := os.ReadFile(filepath.Join(root, ".omni", "server.pid"))
 		return strings.TrimSpace(string(data))
 	}
+	cli := func(args ...string) string {
+		out, _ := exec.Command(binary, append([]string{"--dir", root}, args...)...).CombinedOutput()
+		return string(out)
+	}
 	if got := pidOf(); got != fmt.Sprint(second.cmd.Process.Pid) {
 		t.Errorf("PID file names %s, want the newest server %d", got, second.cmd.Process.Pid)
 	}
-	first.session.Close()
-	if got := pidOf(); got != fmt.Sprint(second.cmd.Process.Pid) {
-		t.Errorf("the first server's exit changed the PID file to %q", got)
+	status := cli("status")
+	for _, s := range []*server{first, second} {
+		if !strings.Contains(status, fmt.Sprintf("running: pid %d ", s.cmd.Process.Pid)) {
+			t.Errorf("status does not list server %d:\n%s", s.cmd.Process.Pid, status)
+		}
+	}
+	second.session.Close()
+	second.cmd.Wait()
+	if got := pidOf(); got != fmt.Sprint(first.cmd.Process.Pid) {
+		t.Errorf("after the second server's exit the PID file names %q, want the first, still serving (%d)", got, first.cmd.Process.Pid)
+	}
+	if status := cli("status"); !strings.Contains(status, fmt.Sprintf("running: pid %d ", first.cmd.Process.Pid)) {
+		t.Errorf("status after the second server's exit:\n%s", status)
+	}
+	if out := cli("stop"); !strings.Contains(out, fmt.Sprintf("stopped server %d", first.cmd.Process.Pid)) {
+		t.Errorf("stop did not stop the first server:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".omni", "server.pid")); err == nil {
+		t.Error("the PID file outlived the last server")
 	}
 }
 

@@ -58,7 +58,7 @@ func addQueryTool(s *mcp.Server, e *engine.Engine) error {
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "omni_query",
 		Description: "Search the repository's capability modules: their descriptions, docs, skills and rules. " +
-			"Returns ranked results with a source tag (capability:<id>, skill:<id>/<name>, doc:<id>/<name>, rule:<id>/<name>), " +
+			"Returns ranked results with a source tag (capability:<id>, skill:<id>/<name>, doc:<id>/<name>, rule:<id>/<name>, tool:<id>/<name> for a wrapped MCP server's tool), " +
 			"a title, a snippet with matched terms in **bold**, a score, and the uri of the whole document for resources/read. An empty query returns a summary of every enabled " +
 			"capability and its TypeScript type definitions, as many as fit: start there, then write a program for omni_execute.",
 		InputSchema:  in,

@@ -88,10 +88,23 @@ func (st *catalogState) lookup(uri string) (*resourceEntry, error) {
 		return nil, notFound(uri, "capability %q is not enabled; enabled capabilities: %s", id, strings.Join(st.ids, ", "))
 	}
 	r := st.resources[capability.URI(id, rel)]
-	if r == nil {
-		return nil, notFound(uri, "%s is not a file of capability %s that can be read: resources are definition.md, docs/, rules/, skills/*/SKILL.md and types.d.ts (see resources/list)", rel, id)
+	if r != nil {
+		return r, nil
 	}
-	return r, nil
+	c := st.caps[id]
+	switch {
+	case rel == capability.TypesFile && c.MCP != nil && c.ToolsError != "":
+		return nil, notFound(uri, "capability %s has no type definitions yet: they are generated from its MCP server's tools, which are not listed (%s)", id, c.ToolsError)
+	case rel == capability.TypesFile && c.MCP != nil:
+		return nil, notFound(uri, "capability %s has no type definitions: its MCP server lists no tools", id)
+	case rel == capability.TypesFile:
+		return nil, notFound(uri, "capability %s has no types.d.ts: add one beside its index.ts to type its module", id)
+	}
+	readable := "none"
+	if files := st.files[id]; len(files) > 0 {
+		readable = strings.Join(files, ", ")
+	}
+	return nil, notFound(uri, "%s is not a file of capability %s that can be read; its readable files: %s (see resources/list)", rel, id, readable)
 }
 
 // readResource answers resources/read.

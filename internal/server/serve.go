@@ -115,9 +115,6 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	logger.Info("server started", "pid", os.Getpid(), "repository", o.Root, "profile", reg.Profile,
 		"capabilities", len(reg.Capabilities), "transport", transport, "version", o.Version)
 
-	// A stop request ends running programs at once; the transport then
-	// returns as soon as their handlers do.
-	defer context.AfterFunc(ctx, eng.CancelRuns)()
 	if ln != nil {
 		err = serveHTTP(ctx, ln, httpHandler(srv, requests, o.Token, logger), eng, logger)
 	} else {
@@ -125,7 +122,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		if t == nil {
 			t = stdioTransport(os.Stdin, os.Stdout, logger)
 		}
-		err = srv.Run(ctx, t)
+		err = serveStdio(ctx, srv, t, eng)
 	}
 	reason := "client closed the connection"
 	switch {
@@ -138,4 +135,39 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	logger.Info("server stopped", "reason", reason, "uptime", time.Since(start).Round(time.Millisecond))
 	return err
+}
+
+// runGrace is how long a stop lets the runs in flight finish before it
+// cancels them: a program about to end gets to, and its caller gets its
+// result and change report, while a stop still takes seconds at most
+// (`omnidev stop` waits longer than runGrace, the kill and the report).
+const runGrace = 2 * time.Second
+
+// serveStdio serves one session on t until the client leaves, or until ctx
+// ends: then new calls are refused, the calls in flight are answered (their
+// runs get runGrace, then are cancelled), and the session closes.
+// mcp.Server.Run would cancel the handlers at once and log an error.
+func serveStdio(ctx context.Context, srv *mcp.Server, t mcp.Transport, eng *engine.Engine) error {
+	dt := newDrainTransport(t)
+	ss, err := srv.Connect(context.WithoutCancel(ctx), dt, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+	}
+	cancel := time.AfterFunc(runGrace, eng.CancelRuns)
+	defer cancel.Stop()
+	select {
+	case <-dt.stop():
+	case err := <-ended: // the client left meanwhile
+		return err
+	}
+	ss.Close()
+	<-ended
+	return nil
 }

@@ -138,6 +138,21 @@ func (ts *Types) Full() string {
 	return b.String()
 }
 
+// Body returns the module's declarations without the `declare module`
+// block around them: what a wrapped capability's types.d.ts holds, which
+// omni_query and the types resource wrap in a block of their own (a block
+// in a block is TS1038).
+func (ts *Types) Body() string {
+	full := ts.Full()
+	_, inner, _ := strings.Cut(full, "{\n")
+	inner = strings.TrimSuffix(inner, "}\n")
+	lines := strings.Split(inner, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "  ")
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Select returns a `declare module` block with the functions of the named
 // tools (MCP names; unknown ones are left out), each named type they refer
 // to once, and call and tools. It is empty when no tool is known.
