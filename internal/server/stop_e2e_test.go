@@ -61,13 +61,16 @@ writeFileSync(".omni/state/started", "1");
 			if r.err != nil {
 				t.Fatalf("the call got no answer: %v", r.err)
 			}
-			text := r.res.Content[0].(*mcp.TextContent).Text
+			data, err := json.Marshal(r.res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var res struct {
 				Stdout    string
 				Cancelled bool
 				Changes   []struct{ Path string }
 			}
-			if err := json.Unmarshal([]byte(text), &res); err != nil {
+			if err := json.Unmarshal(data, &res); err != nil {
 				t.Fatal(err)
 			}
 			if res.Cancelled != tt.wantCancelled || (!tt.wantCancelled && !strings.Contains(res.Stdout, "done")) {
