@@ -15,8 +15,8 @@ import (
 	"github.com/omnidev/omnidev/internal/changes"
 	"github.com/omnidev/omnidev/internal/egress"
 	"github.com/omnidev/omnidev/internal/isolate"
-	"github.com/omnidev/omnidev/internal/runs"
 	"github.com/omnidev/omnidev/internal/runfolder"
+	"github.com/omnidev/omnidev/internal/runs"
 	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
