@@ -92,7 +92,7 @@ func printExecSummary(w io.Writer, res *execute.Result) {
 	case res.Cancelled:
 		status = "interrupted"
 	}
-	fmt.Fprintf(w, "--- %s in %v; %d files changed, %d insertions(+), %d deletions(-)\n", status,
+	fmt.Fprintf(w, "--- run %s: %s in %v; %d files changed, %d insertions(+), %d deletions(-)\n", res.RunID, status,
 		(time.Duration(res.DurationMS) * time.Millisecond), res.DiffStat.Files, res.DiffStat.Insertions, res.DiffStat.Deletions)
 	for _, c := range res.Changes {
 		fmt.Fprintf(w, "    %-8s %s (+%d -%d)\n", c.Status, c.Path, c.Insertions, c.Deletions)

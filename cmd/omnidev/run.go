@@ -42,6 +42,8 @@ func commands() []command {
 		{"init", "scaffold omni/ with an example capability", "[--project NAME]", runInit},
 		{"query", "search the capabilities, like the omni_query tool", "[--limit N] [--types] [--kinds k1,k2] [--json] QUERY...", runQuery},
 		{"exec", "run a TypeScript program, like the omni_execute tool", "[--timeout D] [--json] FILE|-", runExec},
+		{"runs", "list recent runs, or show one's program and diff", "[-n N] [--json] [show RUN]", runRuns},
+		{"undo", "restore the files a run changed (default: the latest run with changes)", "[--force] [--json] [RUN]", runUndo},
 		{"status", "tell whether a server is running for this repository", "", runStatus},
 		{"stop", "stop the server running for this repository", "", runStop},
 		{"doctor", "check the setup and say how to fix what is missing", "", runDoctor},

@@ -46,6 +46,8 @@ type Change struct {
 	Binary bool `json:"binary,omitempty"`
 	// TooLarge files were too big to copy or diff: no line counts.
 	TooLarge bool `json:"too_large,omitempty"`
+	// Prior is the file's state before the run, for internal/runs.
+	Prior *Prior `json:"-"`
 }
 
 // Bounds on the work and memory spent finding what a run changed.
@@ -293,7 +295,7 @@ func (s *snapshot) describe(ctx context.Context, cands []candidate) []Change {
 
 // uncompared describes a candidate that was not compared.
 func uncompared(c candidate) *Change {
-	ch := &Change{Path: c.rel, Status: StatusModified, TooLarge: true}
+	ch := &Change{Path: c.rel, Status: StatusModified, TooLarge: true, Prior: priorOf(c.before)}
 	switch {
 	case c.before == nil:
 		ch.Status = StatusAdded
@@ -306,7 +308,7 @@ func uncompared(c candidate) *Change {
 // compare describes how one candidate changed, or returns nil if its
 // content and git-visible mode are as before.
 func (s *snapshot) compare(c candidate, budget *atomic.Int64) *Change {
-	ch := &Change{Path: c.rel}
+	ch := &Change{Path: c.rel, Prior: priorOf(c.before)}
 	b, a := c.before, c.after
 	switch {
 	case b == nil:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,7 +110,7 @@ func TestChanges(t *testing.T) {
 			if len(got) == 0 && len(tt.want) == 0 {
 				return
 			}
-			if !reflect.DeepEqual(got, tt.want) {
+			if !reflect.DeepEqual(withoutPrior(got), tt.want) {
 				t.Errorf("changes:\n got %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -309,7 +310,7 @@ func TestChangesBelowWorktreeTop(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Change{{Path: "a.txt", Status: StatusModified, Insertions: 1, Deletions: 1}}
-	if !reflect.DeepEqual(got, want) {
+	if !reflect.DeepEqual(withoutPrior(got), want) {
 		t.Errorf("changes:\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -336,7 +337,7 @@ func TestChangesGlobalExcludes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
+		if (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(withoutPrior(got), want) {
 			t.Errorf("after writing %s, changes = %+v, want %+v", name, got, want)
 		}
 	}
@@ -404,7 +405,17 @@ func TestChangesRacy(t *testing.T) {
 		{Path: "tracked.txt", Status: StatusModified, Insertions: 1, Deletions: 1},
 		{Path: "untracked.txt", Status: StatusModified, Insertions: 1, Deletions: 1},
 	}
-	if !reflect.DeepEqual(got, want) {
+	if !reflect.DeepEqual(withoutPrior(got), want) {
 		t.Errorf("changes:\n got %+v\nwant %+v", got, want)
 	}
+}
+
+// withoutPrior drops what internal/runs reads, which the tests here do not
+// compare.
+func withoutPrior(cs []Change) []Change {
+	out := slices.Clone(cs)
+	for i := range out {
+		out[i].Prior = nil
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/omnidev/omnidev/internal/egress"
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/runfolder"
+	"github.com/omnidev/omnidev/internal/runs"
 	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
@@ -54,10 +55,14 @@ type Executor struct {
 	// recorder finds what each run changed. Guarded by turn, as is
 	// everything below.
 	recorder *changes.Recorder
+	// store records every run, for omnidev runs and undo; opened by the
+	// first run that needs it.
+	store *runs.Store
 	// spare is an isolated run started in advance for the next run (see
 	// prepareSpare); nil when there is none.
 	spare  *process
 	closed bool
+	keep   int
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -151,6 +156,9 @@ type Progress struct {
 // Result is what a run did. A program that failed is a normal Result with a
 // non-zero ExitCode, not an error.
 type Result struct {
+	// RunID names the run's record (omnidev runs, omnidev undo); empty
+	// when it could not be recorded (stderr says why).
+	RunID string `json:"run_id"`
 	// ExitCode is the program's exit status; 128+n if signal n killed it;
 	// -1 when it timed out or was cancelled.
 	ExitCode int    `json:"exit_code"`
@@ -297,6 +305,11 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 			return nil, err
 		}
 	}
+	var pending *runs.Pending
+	store, storeErr := e.openStore()
+	if storeErr == nil {
+		pending = store.Prepare(before)
+	}
 	t2 := time.Now()
 	p.release()
 	o := p.wait(ctx, req.Timeout, req.Progress)
@@ -326,6 +339,15 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 		go e.prepareSpare(prog, req.Isolation)
 	}
 	res.setChanges(changed)
+	if storeErr == nil {
+		var rec *runs.Record
+		if rec, storeErr = store.Record(pending, runs.Run{Program: req.Code, ExitCode: res.ExitCode, Duration: o.duration}, changed); storeErr == nil {
+			res.RunID = rec.ID
+		}
+	}
+	if storeErr != nil {
+		res.Stderr += fmt.Sprintf("\nomnidev: %v; this run cannot be undone\n", storeErr)
+	}
 	e.logger.Debug("run finished",
 		"exit_code", res.ExitCode, "timed_out", res.TimedOut, "cancelled", res.Cancelled,
 		"changed", res.DiffStat.Files, "files", before.Files(), "tracked", before.Tracked(),
@@ -432,6 +454,45 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 		return p, nil
 	}
 	return "", err
+}
+
+func (e *Executor) openStore() (*runs.Store, error) {
+	if e.store == nil {
+		s, err := runs.Open(e.root, e.keep)
+		if err != nil {
+			return nil, err
+		}
+		e.store = s
+	}
+	return e.store, nil
+}
+
+// KeepRuns sets how many run records are kept (runs.DefaultKeep if n <= 0).
+// It is called before the first run.
+func (e *Executor) KeepRuns(n int) { e.keep = n }
+
+// Runs calls f with the store of run records, between runs: an undo must
+// not race a program writing the same files.
+func (e *Executor) Runs(ctx context.Context, f func(*runs.Store) error) error {
+	select {
+	case e.turn <- struct{}{}:
+		defer func() { <-e.turn }()
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the run in progress to finish: %w", ctx.Err())
+	}
+	if err := os.MkdirAll(filepath.Dir(e.lock.path), 0o755); err != nil {
+		return err
+	}
+	unlock, err := e.lock.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := e.openStore()
+	if err != nil {
+		return err
+	}
+	return f(s)
 }
 
 // MaxListedChanges bounds the files a Result lists. A run that generates

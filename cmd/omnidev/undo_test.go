@@ -1,0 +1,219 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// worktree maps every file below dir, .git and .omni aside, to its mode and
+// content (a symlink's target).
+func worktree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel == ".git" || rel == ".omni" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			files[rel] = "link " + target
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files[rel] = fi.Mode().String() + " " + string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// mapDiff lists the keys whose values differ, "" if none.
+func mapDiff(want, got map[string]string) string {
+	var b strings.Builder
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			fmt.Fprintf(&b, "%s:\n  - %q\n  + %q\n", k, trim(v, 200), trim(g, 200))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			fmt.Fprintf(&b, "%s:\n  + %q\n", k, trim(g, 200))
+		}
+	}
+	return b.String()
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// gitState is what undo must leave as it was: the user's refs, log, stash
+// and status.
+func gitState(t *testing.T, dir string) map[string]string {
+	return map[string]string{
+		"status":       gitOut(t, dir, "status", "--porcelain", "--untracked-files=all"),
+		"log --all":    gitOut(t, dir, "log", "--all", "--oneline"),
+		"stash list":   gitOut(t, dir, "stash", "list"),
+		"for-each-ref": gitOut(t, dir, "for-each-ref"),
+		"reflog":       gitOut(t, dir, "reflog"),
+	}
+}
+
+const undoProgram = `import { writeFileSync, unlinkSync, chmodSync, symlinkSync, mkdirSync } from "node:fs";
+writeFileSync("new.txt", "new\n");
+mkdirSync("made/deep", { recursive: true });
+writeFileSync("made/deep/file.txt", "deep\n");
+writeFileSync("dirty.txt", "rewritten\n");
+writeFileSync("untracked.txt", "rewritten too\n");
+writeFileSync("big.bin", "small now");
+unlinkSync("gone.txt");
+unlinkSync("sub/tool.sh");
+chmodSync("plain.txt", 0o755);
+symlinkSync("plain.txt", "link");
+export function main() { return 3; }
+`
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestUndoRun(t *testing.T) {
+	t.Setenv("OMNIDEV_TRUST_ALL", "1")
+	dir := gitInit(t)
+	big := strings.Repeat("0123456789abcdef", 1<<17) // 2 MiB: dirty, too large for the change report's copies
+	writeFiles(t, dir, map[string]string{
+		"omni/config.toml": "project = \"undo\"\n",
+		".gitignore":       ".omni/\n",
+		"plain.txt":        "plain\n",
+		"dirty.txt":        "committed\n",
+		"gone.txt":         "gone\n",
+		"sub/tool.sh":      "#!/bin/sh\necho hi\n",
+		"big.bin":          "committed big\n",
+	})
+	os.Chmod(filepath.Join(dir, "sub/tool.sh"), 0o755)
+	gitOut(t, dir, "add", ".")
+	gitOut(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+	writeFiles(t, dir, map[string]string{
+		"dirty.txt":     "committed\nand an edit not committed\n",
+		"untracked.txt": "untracked\x00bytes\n",
+		"big.bin":       big,
+	})
+	before, git0 := worktree(t, dir), gitState(t, dir)
+
+	code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-")
+	if code != 3 || !strings.Contains(errOut, "--- run ") {
+		t.Fatalf("exec: exit %d\n%s", code, errOut)
+	}
+	changed := worktree(t, dir)
+	code, out, errOut := omnidev(t, "", "--dir", dir, "runs")
+	if code != 0 || !strings.Contains(out, "exit 3") || !strings.Contains(out, "9 files") {
+		t.Fatalf("runs: exit %d\n%s%s", code, out, errOut)
+	}
+	id := strings.Fields(out)[0]
+	code, out, _ = omnidev(t, "", "--dir", dir, "runs", "show", id)
+	for _, want := range []string{`writeFileSync("new.txt"`, "+++ b/new.txt", "-and an edit not committed", "deleted file mode 100755", "new mode 100755", "new file mode 120000"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("runs show lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The user's repository does not hold the store's objects: gc cannot
+	// break a kept run.
+	gitOut(t, dir, "gc", "-q", "--prune=now")
+	code, out, errOut = omnidev(t, "", "--dir", dir, "undo")
+	if code != 0 || !strings.Contains(out, "undid run "+id) {
+		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
+	}
+	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
+	}
+	if diff := mapDiff(git0, gitState(t, dir)); diff != "" {
+		t.Errorf("git state changed (-before +after):\n%s", diff)
+	}
+
+	// The undo is a run of its own: undoing it redoes the run.
+	code, out, errOut = omnidev(t, "", "--dir", dir, "undo")
+	if code != 0 {
+		t.Fatalf("undo of the undo: exit %d\n%s%s", code, out, errOut)
+	}
+	if diff := mapDiff(changed, worktree(t, dir)); diff != "" {
+		t.Errorf("worktree after the undo of the undo differs from after the run (-run +redo):\n%s", diff)
+	}
+
+	// A file changed by hand since the run: refused, named, nothing restored.
+	writeFiles(t, dir, map[string]string{"new.txt": "edited by hand\n"})
+	handEdited := worktree(t, dir)
+	code, out, errOut = omnidev(t, "", "--dir", dir, "undo", id)
+	if code != 3 || !strings.Contains(errOut, "new.txt") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("undo over a hand edit: exit %d\n%s%s", code, out, errOut)
+	}
+	if diff := mapDiff(handEdited, worktree(t, dir)); diff != "" {
+		t.Errorf("a refused undo changed the worktree:\n%s", diff)
+	}
+	code, out, errOut = omnidev(t, "", "--dir", dir, "undo", "--force", id)
+	if code != 0 {
+		t.Fatalf("undo --force: exit %d\n%s%s", code, out, errOut)
+	}
+	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+		t.Errorf("worktree after undo --force differs from before the run:\n%s", diff)
+	}
+	if diff := mapDiff(git0, gitState(t, dir)); diff != "" {
+		t.Errorf("git state changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestUndoOutsideGit(t *testing.T) {
+	t.Setenv("OMNIDEV_TRUST_ALL", "1")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"omni/config.toml": "project = \"plain\"\n",
+		"plain.txt":        "plain\n",
+		"dirty.txt":        "some text\n",
+		"gone.txt":         "gone\n",
+		"sub/tool.sh":      "#!/bin/sh\n",
+		"untracked.txt":    "x",
+		"big.bin":          "b",
+	})
+	before := worktree(t, dir)
+	if code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-"); code != 3 {
+		t.Fatalf("exec: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := omnidev(t, "", "--dir", dir, "undo"); code != 0 {
+		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
+	}
+	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
+	}
+}

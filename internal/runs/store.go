@@ -1,0 +1,517 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/omnidev/omnidev/internal/changes"
+)
+
+const (
+	// MaxKeptBytes: a file larger than this, before or after a run, is not
+	// kept; its undo says so.
+	MaxKeptBytes = 8 << 20
+	// DefaultKeep is how many runs are kept when the caller does not say.
+	DefaultKeep = 100
+	// pruneSlack: old runs are pruned when this many more than keep are
+	// stored, so that the walk over the store's objects that pruning costs
+	// is paid once every pruneSlack runs, not on every run.
+	pruneSlack = 10
+	refPrefix  = "refs/runs/"
+)
+
+var (
+	// ErrNotFound: no run has that id.
+	ErrNotFound = errors.New("no such run")
+	// ErrNoRuns: no run changed files yet.
+	ErrNoRuns = errors.New("no run with changes to undo")
+)
+
+// Store is the record of the runs of one worktree. Its methods are not safe
+// for concurrent use: the caller serializes runs and undos.
+type Store struct {
+	root string
+	dir  string
+	keep int
+	st   *filesystem.Storage
+	// kept remembers large dirty files written before earlier runs, by
+	// path: a file whose stat data did not change is not read again.
+	kept map[string]keptFile
+	mu   sync.Mutex
+}
+
+type keptFile struct {
+	size, mtime int64
+	hash        plumbing.Hash
+}
+
+// Open opens (creating it if needed) the store of the worktree at root,
+// keeping the last keep runs (DefaultKeep if keep <= 0).
+func Open(root string, keep int) (*Store, error) {
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	dir := filepath.Join(root, ".omni", "runs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the runs store: %w", err)
+	}
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, os.ErrNotExist) {
+		if _, err := git.Init(st, nil); err != nil && !errors.Is(err, git.ErrRepositoryAlreadyExists) {
+			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
+		}
+	}
+	return &Store{root: root, dir: dir, keep: keep, st: st, kept: map[string]keptFile{}}, nil
+}
+
+// Record is one run as stored.
+type Record struct {
+	ID         string    `json:"id"`
+	Time       time.Time `json:"time"`
+	DurationMS int64     `json:"duration_ms"`
+	ExitCode   int       `json:"exit_code"`
+	// Undoes is the id of the run this one undid; empty for a program.
+	Undoes string `json:"undoes,omitempty"`
+	Files  []File `json:"files"`
+	// Program is the program's text (a note for an undo).
+	Program string `json:"-"`
+}
+
+// File is one file a run changed.
+type File struct {
+	Path       string         `json:"path"`
+	Status     changes.Status `json:"status"`
+	Insertions int            `json:"insertions"`
+	Deletions  int            `json:"deletions"`
+	Before     State          `json:"before"`
+	After      State          `json:"after"`
+}
+
+// State is a file's state at one moment.
+type State struct {
+	// Mode is git's: "100644", "100755", "120000" (symlink); "" absent;
+	// "40000" a folder where the file was.
+	Mode string `json:"mode,omitempty"`
+	Blob string `json:"blob,omitempty"`
+	Size int64  `json:"size,omitempty"`
+	// NotKept says why the content is not in the store.
+	NotKept string `json:"not_kept,omitempty"`
+}
+
+const modeDir = "40000"
+
+func (s State) exists() bool { return s.Mode != "" && s.Mode != modeDir }
+
+// Insertions and Deletions sum the record's line counts.
+func (r *Record) Insertions() (ins, del int) {
+	for _, f := range r.Files {
+		ins += f.Insertions
+		del += f.Deletions
+	}
+	return ins, del
+}
+
+// Pending is what was kept just before a run, for Record after it.
+type Pending struct {
+	mark  *changes.Mark
+	start time.Time
+	large map[string]keptFile
+}
+
+// Prepare keeps, just before a run, the content of the dirty files the
+// baseline m holds no copy of (large ones, up to MaxKeptBytes).
+func (s *Store) Prepare(m *changes.Mark) *Pending {
+	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}}
+	m.Uncopied(func(rel string, pr *changes.Prior) {
+		if pr.Size > MaxKeptBytes {
+			return
+		}
+		if k, ok := s.kept[rel]; ok && k.size == pr.Size && k.mtime == pr.MTime {
+			p.large[rel] = k
+			return
+		}
+		data, err := changes.ReadFile(s.path(rel), pr.Link, MaxKeptBytes)
+		if err != nil || int64(len(data)) != pr.Size {
+			return
+		}
+		h, err := s.writeBlob(data)
+		if err != nil {
+			return
+		}
+		k := keptFile{size: pr.Size, mtime: pr.MTime, hash: h}
+		s.kept[rel], p.large[rel] = k, k
+	})
+	return p
+}
+
+// Run is what the caller knows of a finished run.
+type Run struct {
+	Program  string
+	ExitCode int
+	Duration time.Duration
+}
+
+// Record stores a run that changed the files in changed (all of them, in
+// path order), and prunes old runs. It returns the run's record.
+func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, error) {
+	rec := &Record{ID: s.newID(p.start), Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
+	for _, c := range changed {
+		f := File{Path: c.Path, Status: c.Status, Insertions: c.Insertions, Deletions: c.Deletions}
+		f.Before = s.prior(p, c)
+		f.After = s.capture(c.Path)
+		rec.Files = append(rec.Files, f)
+	}
+	if err := s.save(rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// prior stores the state a changed file had before the run.
+func (s *Store) prior(p *Pending, c changes.Change) State {
+	pr := c.Prior
+	if pr == nil || !pr.Exists {
+		return State{}
+	}
+	st := State{Mode: modeString(modeOf(pr.Link, pr.Executable)), Size: pr.Size}
+	if k, ok := p.large[c.Path]; ok && k.size == pr.Size && k.mtime == pr.MTime {
+		st.Blob = k.hash.String()
+		return st
+	}
+	if pr.Size > MaxKeptBytes {
+		st.NotKept = fmt.Sprintf("over %d MiB", MaxKeptBytes>>20)
+		return st
+	}
+	data, err := p.mark.Content(pr, MaxKeptBytes)
+	if err != nil {
+		st.NotKept = err.Error()
+		return st
+	}
+	h, err := s.writeBlob(data)
+	if err != nil {
+		st.NotKept = err.Error()
+		return st
+	}
+	st.Blob = h.String()
+	return st
+}
+
+// capture stores the current state of the file at rel.
+func (s *Store) capture(rel string) State {
+	fi, err := lstatIn(s.root, rel)
+	if err != nil {
+		return State{}
+	}
+	if fi.IsDir() {
+		return State{Mode: modeDir}
+	}
+	link := fi.Mode()&os.ModeSymlink != 0
+	if !link && !fi.Mode().IsRegular() {
+		return State{Mode: modeDir, NotKept: "not a regular file"}
+	}
+	st := State{Mode: modeString(modeOf(link, fi.Mode()&0o100 != 0)), Size: fi.Size()}
+	if fi.Size() > MaxKeptBytes {
+		st.NotKept = fmt.Sprintf("over %d MiB", MaxKeptBytes>>20)
+		return st
+	}
+	data, err := changes.ReadFile(s.path(rel), link, MaxKeptBytes)
+	if err != nil {
+		st.NotKept = err.Error()
+		return st
+	}
+	h, err := s.writeBlob(data)
+	if err != nil {
+		st.NotKept = err.Error()
+		return st
+	}
+	st.Blob, st.Size = h.String(), int64(len(data))
+	return st
+}
+
+func modeOf(link, exec bool) filemode.FileMode {
+	switch {
+	case link:
+		return filemode.Symlink
+	case exec:
+		return filemode.Executable
+	}
+	return filemode.Regular
+}
+
+func (s *Store) path(rel string) string { return filepath.Join(s.root, filepath.FromSlash(rel)) }
+
+// newID returns an id that sorts by time: base 36 of the milliseconds.
+func (s *Store) newID(t time.Time) string {
+	ms := t.UnixMilli()
+	for {
+		id := strconv.FormatInt(ms, 36)
+		if _, err := s.st.Reference(plumbing.ReferenceName(refPrefix + id)); err != nil {
+			return id
+		}
+		ms++
+	}
+}
+
+func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
+	h := changes.BlobHash(data)
+	if s.st.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	return s.writeObject(plumbing.BlobObject, data)
+}
+
+func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	obj := s.st.NewEncodedObject()
+	obj.SetType(t)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, err := s.st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write to the runs store: %w", err)
+	}
+	return h, nil
+}
+
+// save writes rec as a commit under refs/runs/<id>: a tree of run.json,
+// program.ts and blobs/<hash> for every state kept, so that the blobs are
+// reachable and pruning keeps them.
+func (s *Store) save(rec *Record) error {
+	meta, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	metaH, err := s.writeObject(plumbing.BlobObject, meta)
+	if err != nil {
+		return err
+	}
+	progH, err := s.writeBlob([]byte(rec.Program))
+	if err != nil {
+		return err
+	}
+	var blobs []object.TreeEntry
+	seen := map[string]bool{}
+	for _, f := range rec.Files {
+		for _, b := range []string{f.Before.Blob, f.After.Blob} {
+			if b != "" && !seen[b] {
+				seen[b] = true
+				blobs = append(blobs, object.TreeEntry{Name: b, Mode: filemode.Regular, Hash: plumbing.NewHash(b)})
+			}
+		}
+	}
+	slices.SortFunc(blobs, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	blobsH, err := s.writeTree(blobs)
+	if err != nil {
+		return err
+	}
+	root := []object.TreeEntry{
+		{Name: "blobs", Mode: filemode.Dir, Hash: blobsH},
+		{Name: "program.ts", Mode: filemode.Regular, Hash: progH},
+		{Name: "run.json", Mode: filemode.Regular, Hash: metaH},
+	}
+	treeH, err := s.writeTree(root)
+	if err != nil {
+		return err
+	}
+	sig := object.Signature{Name: "omnidev", Email: "omnidev@localhost", When: rec.Time}
+	c := &object.Commit{Author: sig, Committer: sig, Message: "run " + rec.ID + "\n", TreeHash: treeH}
+	obj := s.st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return err
+	}
+	ch, err := s.st.SetEncodedObject(obj)
+	if err != nil {
+		return fmt.Errorf("write to the runs store: %w", err)
+	}
+	if err := s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(refPrefix+rec.ID), ch)); err != nil {
+		return fmt.Errorf("write to the runs store: %w", err)
+	}
+	return s.prune()
+}
+
+func (s *Store) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	t := &object.Tree{Entries: entries}
+	obj := s.st.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.st.SetEncodedObject(obj)
+}
+
+// ids returns the ids of the stored runs, newest first.
+func (s *Store) ids() ([]string, error) {
+	it, err := s.st.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	err = it.ForEach(func(r *plumbing.Reference) error {
+		if n := r.Name().String(); strings.HasPrefix(n, refPrefix) {
+			ids = append(ids, strings.TrimPrefix(n, refPrefix))
+		}
+		return nil
+	})
+	slices.SortFunc(ids, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(b, a)
+	})
+	return ids, err
+}
+
+// prune drops the oldest runs past keep, and the objects only they held.
+func (s *Store) prune() error {
+	ids, err := s.ids()
+	if err != nil || len(ids) <= s.keep+pruneSlack {
+		return err
+	}
+	for _, id := range ids[s.keep:] {
+		if err := s.st.RemoveReference(plumbing.ReferenceName(refPrefix + id)); err != nil {
+			return err
+		}
+	}
+	r, err := git.Open(s.st, nil)
+	if err != nil {
+		return err
+	}
+	s.kept = map[string]keptFile{}
+	return r.Prune(git.PruneOptions{Handler: r.DeleteObject})
+}
+
+// List returns the last n runs (all kept if n <= 0), newest first.
+func (s *Store) List(n int) ([]*Record, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 && len(ids) > n {
+		ids = ids[:n]
+	}
+	out := make([]*Record, 0, len(ids))
+	for _, id := range ids {
+		r, err := s.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Get returns the run with id, or the only one whose id starts with it.
+func (s *Store) Get(id string) (*Record, error) {
+	ref, err := s.st.Reference(plumbing.ReferenceName(refPrefix + id))
+	if err != nil {
+		ids, lerr := s.ids()
+		if lerr != nil {
+			return nil, lerr
+		}
+		var match []string
+		for _, i := range ids {
+			if id != "" && strings.HasPrefix(i, id) {
+				match = append(match, i)
+			}
+		}
+		if len(match) != 1 {
+			return nil, fmt.Errorf("%w: %q (omnidev runs lists them)", ErrNotFound, id)
+		}
+		if ref, err = s.st.Reference(plumbing.ReferenceName(refPrefix + match[0])); err != nil {
+			return nil, err
+		}
+	}
+	c, err := object.GetCommit(s.st, ref.Hash())
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	rec := &Record{}
+	meta, err := treeFile(t, "run.json")
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	if err := json.Unmarshal(meta, rec); err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	prog, err := treeFile(t, "program.ts")
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	rec.Program = string(prog)
+	return rec, nil
+}
+
+func treeFile(t *object.Tree, name string) ([]byte, error) {
+	f, err := t.File(name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// Latest returns the newest run that changed files.
+func (s *Store) Latest() (*Record, error) {
+	recs, err := s.List(0)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if len(r.Files) > 0 {
+			return r, nil
+		}
+	}
+	return nil, ErrNoRuns
+}
+
+// blob reads a stored blob.
+func (s *Store) blob(hash string) ([]byte, error) {
+	obj, err := s.st.EncodedObject(plumbing.BlobObject, plumbing.NewHash(hash))
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s from the runs store: %w", hash, err)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var b bytes.Buffer
+	_, err = io.Copy(&b, r)
+	return b.Bytes(), err
+}
+
+// modeString is the mode as git writes it: 100644, not 0100644.
+func modeString(m filemode.FileMode) string { return strconv.FormatUint(uint64(m), 8) }
