@@ -38,6 +38,9 @@ func TestRunTracked(t *testing.T) {
 		if err != nil || res.ExitCode != 0 {
 			t.Fatalf("run: %v %+v", err, res)
 		}
+		if len(res.Changes) == 1 {
+			res.Changes[0].Prior = nil // internal/runs' business, tested there
+		}
 		if len(res.Changes) != 1 || res.Changes[0] != want[0] {
 			t.Errorf("closed=%v: changes %+v, want %+v", closed, res.Changes, want)
 		}
