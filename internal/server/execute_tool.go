@@ -48,6 +48,7 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 	out.Properties["changed_files"].Description = "The paths of the files in changes, in the same order."
 	out.Properties["changes_omitted"].Description = "How many changed files changes and changed_files leave out; diff_stat counts them all."
 	out.Properties["diff_stat"].Description = "Totals over every file this run changed, listed or not."
+	out.Properties["run_id"].Description = "The run's id: `omnidev runs show <id>` shows its program and diff, and `omnidev undo <id>` puts back every file it changed."
 	out.Properties["network"].Description = fmt.Sprintf("With [sandbox] network as a list of hosts: every host the program tried, "+
 		"whether the list let it through, its connections and bytes (at most %d hosts; network_omitted counts the rest).", egress.MaxRecorded)
 	out.Properties["calls"].Description = fmt.Sprintf("The wrapped MCP servers' tools the program called, in the order it called them, at most %d: "+
