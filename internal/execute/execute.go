@@ -368,6 +368,7 @@ func (e *Executor) startRun(prog isolate.Program, req Request) (p *process, spar
 	if s := e.spare; s != nil && req.Isolation != nil {
 		e.spare = nil
 		if req.Isolation != nil && s.run.Key() == run.Key() && s.launch(prog, req.MaxOutputBytes) == nil {
+			s.run.Serve(run)
 			run.Discard()
 			return s, true, nil
 		}

@@ -371,6 +371,11 @@ func hostRun(prog Program, reason string) *Run {
 	return r
 }
 
+// Serve makes r, prepared in advance, serve in place of fresh, prepared
+// just now with the same Key: the protected paths to put back after the
+// run are the ones as they are now, not as they were then.
+func (r *Run) Serve(fresh *Run) { r.guarded = fresh.guarded }
+
 // Discard releases a run that was never started.
 func (r *Run) Discard() {
 	r.closeAll()

@@ -67,6 +67,9 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 // Discard releases a run that was never started.
 func (r *Run) Discard() { r.group.release() }
 
+// Serve does nothing here: nothing is prepared in advance.
+func (r *Run) Serve(*Run) {}
+
 // Cmd returns the command to start.
 func (r *Run) Cmd() *exec.Cmd { return r.cmd }
 
