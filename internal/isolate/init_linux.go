@@ -69,9 +69,7 @@ func Init() int {
 	}
 	// A keyring of the run's own: the server's session keyring (and the
 	// keys in it) is out of reach (E9); seccomp then denies keyctl.
-	if _, err := unix.KeyctlJoinSessionKeyring("omnidev-run"); err != nil && !errors.Is(err, unix.ENOSYS) {
-		return fail(exitSetup, "join a new session keyring: %v", err)
-	}
+	joinKeyring()
 	if err := dropPrivileges(); err != nil {
 		return fail(exitSetup, "drop privileges: %v", err)
 	}
@@ -397,4 +395,14 @@ func secretPaths() []string {
 		out = append(out, "/root")
 	}
 	return out
+}
+
+// joinKeyring gives the run a session keyring of its own, so that the
+// server's (and the keys in it) are out of reach (E9). It is a second
+// wall: seccomp denies keyctl, add_key and request_key to the program
+// anyway, so a kernel without keys (ENOSYS) or a user at its key quota
+// (EDQUOT, runs in quick succession before the old keyrings are collected)
+// does not stop the run.
+func joinKeyring() {
+	unix.KeyctlJoinSessionKeyring("omnidev-run")
 }

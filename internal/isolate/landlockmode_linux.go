@@ -246,9 +246,7 @@ func initLandlock(spec initSpec, dec *json.Decoder, specF, status *os.File) int 
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(exitSetup, "become the run's subreaper: %v", err)
 	}
-	if _, err := unix.KeyctlJoinSessionKeyring("omnidev-run"); err != nil && !errors.Is(err, unix.ENOSYS) {
-		return fail(exitSetup, "join a new session keyring: %v", err)
-	}
+	joinKeyring()
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR2)
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGUSR2), 0, 0, 0)
