@@ -218,9 +218,10 @@ func Prepare(root string, reg *capability.Registry) (*Folder, error) {
 		}
 		if c.MCP != nil {
 			s.modules = append(s.modules, module{name: c.Module, dir: c.Dir, files: map[string]string{
-				generatedEntry: tsgen.Module(c.ID, c.Tools),
-				"index.d.ts":   tsgen.Declaration(c.Module, c.Tools),
-				packageFile:    fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", c.Module, generatedEntry),
+				generatedEntry:  tsgen.Module(c.ID, c.Tools),
+				tsgen.ToolsFile: tsgen.ToolList(c.Tools),
+				"index.d.ts":    tsgen.Declaration(c.Module, c.Tools),
+				packageFile:     fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", c.Module, generatedEntry),
 			}})
 			imports[c.Module] = "./" + nodeModules + "/" + c.Module + "/" + generatedEntry
 			continue

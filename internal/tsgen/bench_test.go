@@ -55,6 +55,7 @@ func BenchmarkModuleImport(b *testing.B) {
 	}
 	full := Module("zones", tools)
 	named := ModuleFor("zones", tools, []string{"getZone9999", "tools"})
+	write(ToolsFile, ToolList(tools))
 	write("full.ts", full)
 	write("named.ts", named)
 	write("bare.ts", "console.log(\"function\", 10000);\n")

@@ -224,7 +224,8 @@ const (
 )
 
 // Module returns the source of the module a program imports for the
-// capability id: every tool's function, call and tools.
+// capability id: every tool's function, call and tools, which it reads
+// from ToolsFile beside it.
 func Module(id string, tools []capability.Tool) string {
 	return module(id, tools, nil)
 }
@@ -232,12 +233,34 @@ func Module(id string, tools []capability.Tool) string {
 // ModuleFor returns the module for a program that imports only the names
 // given (exported names, as in `import { a, b } from`): the functions of
 // those tools and call, and tools only if named. Importing the module then
-// costs what the program uses, not what the server has: with 10,000 tools,
-// the whole module is 3 MB of source that each runtime reads, hashes and
-// links on every run. A name the module would not export is left out, so
-// the runtime reports it as it would with the whole module.
+// costs what the program uses, not what the server has: each runtime
+// reads, hashes and links the whole of its source on every run. A name the
+// module would not export is left out, so the runtime reports it as it
+// would with the whole module.
 func ModuleFor(id string, tools []capability.Tool, imported []string) string {
 	return module(id, tools, imported)
+}
+
+// ToolsFile is the file beside a module's entry that holds its tool list
+// (ToolList), which the module reads when it exports tools.
+const ToolsFile = "tools.json"
+
+// ToolList returns the content of ToolsFile: each tool's MCP name, the
+// function it is exported as, title and description.
+func ToolList(tools []capability.Tool) string {
+	names := Identifiers(tools)
+	type entry struct {
+		Name        string `json:"name"`
+		Function    string `json:"function"`
+		Title       string `json:"title,omitempty"`
+		Description string `json:"description,omitempty"`
+	}
+	list := make([]entry, len(tools))
+	for i, t := range tools {
+		list[i] = entry{t.Name, names[i], t.Title, t.Description}
+	}
+	data, _ := json.Marshal(list)
+	return string(data) + "\n"
 }
 
 // module writes the module with every function, or with those imported
@@ -255,21 +278,10 @@ func module(id string, tools []capability.Tool, imported []string) string {
 	b.WriteString("/** Calls any tool of the server by its exact MCP name. */\n")
 	b.WriteString("export function call(name: string, args: Record<string, unknown> = {}): Promise<any> {\n  return relayCall(capability, name, args);\n}\n")
 	if imported == nil || want["tools"] {
-		type entry struct {
-			Name        string `json:"name"`
-			Function    string `json:"function"`
-			Title       string `json:"title,omitempty"`
-			Description string `json:"description,omitempty"`
-		}
-		list := make([]entry, len(tools))
-		for i, t := range tools {
-			list[i] = entry{t.Name, names[i], t.Title, t.Description}
-		}
-		listJSON, _ := json.Marshal(list)
-		// A string that JSON.parse reads: an engine parses a long string
-		// literal far faster than the same array as object literals (a 10,000
-		// tool list: about 10 ms against 100 ms in Bun).
-		fmt.Fprintf(&b, "\nexport const tools: { name: string; function: string; title?: string; description?: string }[] = JSON.parse(%s);\n", quote(string(listJSON)))
+		// Read from a file rather than parsed from a string literal: a
+		// runtime reads, hashes and compiles the source on each run, and the
+		// list is most of a big server's source.
+		fmt.Fprintf(&b, "\nexport const tools: { name: string; function: string; title?: string; description?: string }[] = JSON.parse(readFileSync(new URL(%s, import.meta.url), \"utf8\"));\n", quote("./"+ToolsFile))
 	}
 	for i, t := range tools {
 		if imported != nil && !want[names[i]] {
@@ -288,7 +300,8 @@ func quote(s string) string {
 // client is the relay client every generated module shares (one connection
 // per program, kept on globalThis). The connection holds the program's
 // event loop open only while calls are in flight.
-const client = `import { createConnection } from "node:net";
+const client = `import { readFileSync } from "node:fs";
+import { createConnection } from "node:net";
 
 type Pending = { resolve: (v: any) => void; reject: (e: Error) => void; tool: string };
 

@@ -88,6 +88,7 @@ func TestDeclarationSchemasGolden(t *testing.T) {
 
 func TestModuleGolden(t *testing.T) {
 	golden(t, "fixture.ts.golden", Module("fixture", fixtureTools(t)))
+	golden(t, "fixture.tools.json.golden", ToolList(fixtureTools(t)))
 }
 
 func TestIdentifier(t *testing.T) {
@@ -153,7 +154,7 @@ func TestModuleFor(t *testing.T) {
 			[]string{"export function call(", "export function getZone49(", `return call("get_zone_49", args);`, "export function getZone3("},
 			[]string{"export const tools", "export function getZone4(", "notATool"}},
 		{"tools", []string{"tools"},
-			[]string{"export function call(", "export const tools", "get_zone_49"},
+			[]string{"export function call(", "export const tools"},
 			[]string{"export function getZone"}},
 		{"nothing", []string{},
 			[]string{"export function call("},
