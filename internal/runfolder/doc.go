@@ -11,7 +11,14 @@
 //	  import_map.json    module -> entry file, for Deno (which ignores node_modules)
 //	  node_modules       symlink -> node_modules.<generation>
 //	  node_modules.<generation>/<module>  relative symlink -> omni/capabilities/<id>,
-//	                     or a stub that throws why, for a capability that cannot run
+//	                     or a stub that throws why, for a capability that cannot run,
+//	                     or the generated module of a wrapped MCP server
+//
+// A wrapped server's index.ts is fitted to each program by WriteMain: when
+// main.ts imports the module only by plain named imports, and imports no
+// file of its own nor anything dynamically, index.ts exports just those
+// names (and call); otherwise every tool. A server of thousands of tools
+// would otherwise cost each run the import of all of them.
 //
 // Bun and tsx resolve `import x from "<module>"` in main.ts through
 // node_modules/<module>, following the symlink to the capability folder (its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +178,10 @@ type module struct {
 	// files, when set, make the module a generated folder (a capability
 	// that wraps an MCP server) instead of a link to dir.
 	files map[string]string
+	// id and tools are the wrapped capability's, from which WriteMain
+	// writes the entry a program's named imports need.
+	id    string
+	tools []capability.Tool
 	// unavailable, when set, is why the capability cannot run: the module
 	// is then a stub whose import throws it (see stubModule).
 	unavailable string
@@ -217,10 +222,11 @@ func Prepare(root string, reg *capability.Registry) (*Folder, error) {
 			continue
 		}
 		if c.MCP != nil {
-			s.modules = append(s.modules, module{name: c.Module, dir: c.Dir, files: map[string]string{
-				generatedEntry: tsgen.Module(c.ID, c.Tools),
-				"index.d.ts":   tsgen.Declaration(c.Module, c.Tools),
-				packageFile:    fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", c.Module, generatedEntry),
+			s.modules = append(s.modules, module{name: c.Module, dir: c.Dir, id: c.ID, tools: c.Tools, files: map[string]string{
+				generatedEntry:  tsgen.Module(c.ID, c.Tools),
+				tsgen.ToolsFile: tsgen.ToolList(c.Tools),
+				"index.d.ts":    tsgen.Declaration(c.Module, c.Tools),
+				packageFile:     fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", c.Module, generatedEntry),
 			}})
 			imports[c.Module] = "./" + nodeModules + "/" + c.Module + "/" + generatedEntry
 			continue
@@ -311,10 +317,75 @@ func (s *Folder) WriteMain(code string) error {
 			return err
 		}
 	}
+	for _, m := range s.modules {
+		if m.tools == nil {
+			continue
+		}
+		entry := m.files[generatedEntry]
+		if names, ok := namedImports(code, m.name); ok {
+			entry = tsgen.ModuleFor(m.id, m.tools, names)
+		}
+		if err := writeIfChanged(filepath.Join(s.dir, nodeModules, m.name, generatedEntry), []byte(entry)); err != nil {
+			return fmt.Errorf("write module %s: %w", m.name, err)
+		}
+	}
 	if err := writeFileAtomic(s.MainPath(), []byte(code)); err != nil {
 		return fmt.Errorf("write %s: %w", MainFile, err)
 	}
 	return nil
+}
+
+var (
+	// importNamed matches `import { a, b as c, type T } from "<module>"`
+	// and `import type { ... }`; the module follows, unquoted.
+	importNamed = regexp.MustCompile(`\bimport\s+(?:type\s+)?\{([^{}]*)\}\s*from\s*["']([^"'\n]+)["']`)
+	// importElem is one element of its list.
+	importElem = regexp.MustCompile(`^(type\s+)?([A-Za-z_$][\w$]*)(?:\s+as\s+[A-Za-z_$][\w$]*)?$`)
+	// otherImports are the forms through which code may reach a module
+	// without naming it in main.ts: dynamic import, require, a relative or
+	// absolute import of a file that may import it itself.
+	otherImports = regexp.MustCompile(`\bimport\s*\(|\brequire\s*\(|\bfrom\s*["'](?:\.|/)|\bimport\s*["'](?:\.|/)`)
+)
+
+// namedImports returns the names the program imports from module when it
+// imports it only by plain named imports (type-only names left out), so
+// that a wrapped server's module need hold just those. ok is false when
+// the program may reach the module any other way (import * as, a default
+// import, a re-export, a dynamic import, a file of its own that imports
+// it, the name in a comment), or does not name it at all: the program
+// then gets the whole module.
+func namedImports(code, module string) (names []string, ok bool) {
+	if otherImports.MatchString(code) {
+		return nil, false
+	}
+	mentions := strings.Count(code, `"`+module+`"`) + strings.Count(code, `'`+module+`'`) + strings.Count(code, "`"+module+"`")
+	if mentions == 0 {
+		return nil, false
+	}
+	names = []string{}
+	for _, m := range importNamed.FindAllStringSubmatch(code, -1) {
+		if m[2] != module {
+			continue
+		}
+		mentions--
+		for _, e := range strings.Split(m[1], ",") {
+			e = strings.Join(strings.Fields(e), " ")
+			if e == "" {
+				continue
+			}
+			parts := importElem.FindStringSubmatch(e)
+			if parts == nil {
+				return nil, false
+			}
+			if parts[1] == "" && !slices.Contains(names, parts[2]) {
+				names = append(names, parts[2])
+			}
+		}
+	}
+	if mentions != 0 {
+		return nil, false
+	}
+	return names, true
 }
 
 // intact reports whether the runner and the node_modules link (and what it

@@ -364,3 +364,78 @@ export async function main() {
 		t.Fatalf("bun exited %d with output %q; want the tool list and a clear rejection", exit, out)
 	}
 }
+
+func TestNamedImports(t *testing.T) {
+	tests := []struct {
+		name  string
+		code  string
+		want  []string
+		whole bool
+	}{
+		{"named", "import { getA, getB as b, type GetAArgs } from \"zones\";\nimport {\n  tools,\n} from 'zones';\nimport { x } from \"other\";\n", []string{"getA", "getB", "tools"}, false},
+		{"type-only import", "import type { GetAArgs } from \"zones\";\nimport { call } from \"zones\";\n", []string{"GetAArgs", "call"}, false},
+		{"not named", "console.log(1);\n", nil, true},
+		{"namespace", "import * as z from \"zones\";\nimport { getA } from \"zones\";\n", nil, true},
+		{"default", "import z from \"zones\";\n", nil, true},
+		{"re-export", "export { getA } from \"zones\";\n", nil, true},
+		{"dynamic", "import { getA } from \"zones\";\nconst z = await import(\"zon\" + \"es\");\n", nil, true},
+		{"own file", "import { getA } from \"zones\";\nimport { helper } from \"./lib/helper.ts\";\n", nil, true},
+		{"string elsewhere", "import { getA } from \"zones\";\nconsole.log(\"zones\");\n", nil, true},
+		{"string name", "import { \"get-a\" as getA } from \"zones\";\n", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := namedImports(tt.code, "zones")
+			if ok == tt.whole || !slices.Equal(got, tt.want) {
+				t.Errorf("namedImports = %q, %v; want %q, %v", got, ok, tt.want, !tt.whole)
+			}
+		})
+	}
+}
+
+// A program that imports a wrapped server's functions by name gets a module
+// with just those; one that imports it otherwise gets every function.
+func TestWriteMainFitsGeneratedModule(t *testing.T) {
+	root := t.TempDir()
+	c := &capability.Capability{ID: "wrapped", Module: "wrapped", Dir: filepath.Join(root, "omni", "capabilities", "wrapped"),
+		MCP: &capability.MCPServer{Transport: capability.TransportStdio, Command: "srv"}}
+	c = c.WithTools([]capability.Tool{{Name: "get-sum", InputSchema: []byte(`{"type":"object"}`)}, {Name: "get-product", InputSchema: []byte(`{"type":"object"}`)}}, "")
+	s, err := Prepare(root, registry(root, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := filepath.Join(s.Dir(), nodeModules, "wrapped", generatedEntry)
+	tests := []struct {
+		name, code      string
+		exports, absent []string
+	}{
+		{"named", "import { getProduct } from \"wrapped\";\nexport async function main() {\n  try { await getProduct(); } catch (e) { console.log(typeof getProduct, \"rejected\"); }\n}\n",
+			[]string{"export function getProduct(", "export function call("}, []string{"export function getSum(", "export const tools"}},
+		{"namespace", "import * as w from \"wrapped\";\nexport async function main() {\n  try { await w.getSum(); } catch (e) { console.log(typeof w.getProduct, \"rejected\"); }\n}\n",
+			[]string{"export function getProduct(", "export function getSum(", "export const tools"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := s.WriteMain(tt.code); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.exports {
+				if !strings.Contains(string(data), w) {
+					t.Errorf("%s lacks %q", generatedEntry, w)
+				}
+			}
+			for _, w := range tt.absent {
+				if strings.Contains(string(data), w) {
+					t.Errorf("%s holds %q", generatedEntry, w)
+				}
+			}
+			if out, exit := runBun(t.Context(), t, root, s); exit != 0 || !strings.Contains(out, "function rejected") {
+				t.Errorf("bun exited %d with output %q", exit, out)
+			}
+		})
+	}
+}

@@ -131,16 +131,22 @@ func TestEndToEndAPIScale(t *testing.T) {
 		t.Errorf("omni://zones/types.d.ts: %v, %d contents", err, len(rr.Contents))
 	}
 
-	// The program's module still exports every tool.
-	var run struct {
-		ExitCode int    `json:"exit_code"`
-		Stdout   string `json:"stdout"`
-		Stderr   string `json:"stderr"`
+	// The program's module still exports every tool: the module fitted to
+	// named imports, and the whole one for a namespace import.
+	programs := []struct{ name, code string }{
+		{"named imports", fmt.Sprintf("import { %s, tools } from \"zones\";\nconsole.log((await %s({ zone_id: \"z9\" })).text, tools.length > %d);\n", lastZone, lastZone, apiScaleTools)},
+		{"namespace import", fmt.Sprintf("import * as z from \"zones\";\nconsole.log((await z.%s({ zone_id: \"z9\" })).text, z.tools.length > %d);\n", lastZone, apiScaleTools)},
 	}
-	s.call(t, ctx, "omni_execute", map[string]any{"code": fmt.Sprintf(
-		"import { %s, tools } from \"zones\";\nconsole.log((await %s({ zone_id: \"z9\" })).text, tools.length > %d);\n", lastZone, lastZone, apiScaleTools)}, &run)
-	if want := fmt.Sprintf("get_zone_%d z9 true\n", apiScaleTools-1); run.ExitCode != 0 || !strings.HasSuffix(run.Stdout, want) {
-		t.Errorf("program: exit %d, stdout %q (want %q), stderr:\n%s", run.ExitCode, run.Stdout, want, run.Stderr)
+	for _, p := range programs {
+		var run struct {
+			ExitCode int    `json:"exit_code"`
+			Stdout   string `json:"stdout"`
+			Stderr   string `json:"stderr"`
+		}
+		s.call(t, ctx, "omni_execute", map[string]any{"code": p.code}, &run)
+		if want := fmt.Sprintf("get_zone_%d z9 true\n", apiScaleTools-1); run.ExitCode != 0 || !strings.HasSuffix(run.Stdout, want) {
+			t.Errorf("program with %s: exit %d, stdout %q (want %q), stderr:\n%s", p.name, run.ExitCode, run.Stdout, want, run.Stderr)
+		}
 	}
 }
 

@@ -40,9 +40,11 @@ func BenchmarkGenerate(b *testing.B) {
 // BenchmarkModuleImport: what importing the generated module of a server
 // with 10,000 tools adds to a run of each runtime: the median wall time of
 // a program that imports its last function and its tool list, less that of
-// a program that imports nothing (both print one line). Each runtime's
-// first runs (compile caches) are left out. Runtimes not installed are
-// reported as such.
+// a program that imports nothing (both print one line). "full" imports the
+// whole module (what a program gets that imports it otherwise than by
+// plain named imports); "named" imports the module ModuleFor writes for
+// those two names. Each runtime's first runs (compile caches) are left out.
+// Runtimes not installed are reported as such.
 func BenchmarkModuleImport(b *testing.B) {
 	dir := b.TempDir()
 	tools := apiTools(10_000)
@@ -51,10 +53,16 @@ func BenchmarkModuleImport(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	write("zones.ts", Module("zones", tools))
+	full := Module("zones", tools)
+	named := ModuleFor("zones", tools, []string{"getZone9999", "tools"})
+	write(ToolsFile, ToolList(tools))
+	write("full.ts", full)
+	write("named.ts", named)
 	write("bare.ts", "console.log(\"function\", 10000);\n")
-	write("imports.ts", "import { getZone9999, tools } from \"./zones.ts\";\nconsole.log(typeof getZone9999, tools.length);\n")
-	b.Logf("module: %d bytes", len(Module("zones", tools)))
+	for _, m := range []string{"full", "named"} {
+		write("imports_"+m+".ts", "import { getZone9999, tools } from \"./"+m+".ts\";\nconsole.log(typeof getZone9999, tools.length);\n")
+	}
+	b.Logf("module: %d bytes whole, %d for two names", len(full), len(named))
 	runtimes := []struct {
 		name string
 		argv []string
@@ -64,31 +72,34 @@ func BenchmarkModuleImport(b *testing.B) {
 		{"deno", []string{"deno", "run", "--quiet", "--allow-env", "--allow-read"}},
 	}
 	for _, rt := range runtimes {
-		b.Run(rt.name, func(b *testing.B) {
-			if _, err := exec.LookPath(rt.argv[0]); err != nil {
-				b.Skipf("%s is not installed", rt.argv[0])
-			}
-			run := func(file string) time.Duration {
-				cmd := exec.Command(rt.argv[0], append(rt.argv[1:], file)...)
-				cmd.Dir = dir
-				start := time.Now()
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%s %s: %v\n%s", rt.name, file, err, out)
+		for _, m := range []string{"full", "named"} {
+			b.Run(rt.name+"/"+m, func(b *testing.B) {
+				if _, err := exec.LookPath(rt.argv[0]); err != nil {
+					b.Skipf("%s is not installed", rt.argv[0])
 				}
-				return time.Since(start)
-			}
-			run("bare.ts")
-			run("imports.ts")
-			var bare, imports []time.Duration
-			for b.Loop() {
-				bare = append(bare, run("bare.ts"))
-				imports = append(imports, run("imports.ts"))
-			}
-			slices.Sort(bare)
-			slices.Sort(imports)
-			mid := func(ds []time.Duration) float64 { return float64(ds[len(ds)/2].Microseconds()) / 1000 }
-			b.ReportMetric(mid(imports)-mid(bare), "import-ms")
-			b.ReportMetric(mid(bare), "bare-run-ms")
-		})
+				run := func(file string) time.Duration {
+					cmd := exec.Command(rt.argv[0], append(rt.argv[1:], file)...)
+					cmd.Dir = dir
+					start := time.Now()
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("%s %s: %v\n%s", rt.name, file, err, out)
+					}
+					return time.Since(start)
+				}
+				imports := "imports_" + m + ".ts"
+				run("bare.ts")
+				run(imports)
+				var bare, imp []time.Duration
+				for b.Loop() {
+					bare = append(bare, run("bare.ts"))
+					imp = append(imp, run(imports))
+				}
+				slices.Sort(bare)
+				slices.Sort(imp)
+				mid := func(ds []time.Duration) float64 { return float64(ds[len(ds)/2].Microseconds()) / 1000 }
+				b.ReportMetric(mid(imp)-mid(bare), "import-ms")
+				b.ReportMetric(mid(bare), "bare-run-ms")
+			})
+		}
 	}
 }

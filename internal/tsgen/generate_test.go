@@ -88,6 +88,7 @@ func TestDeclarationSchemasGolden(t *testing.T) {
 
 func TestModuleGolden(t *testing.T) {
 	golden(t, "fixture.ts.golden", Module("fixture", fixtureTools(t)))
+	golden(t, "fixture.tools.json.golden", ToolList(fixtureTools(t)))
 }
 
 func TestIdentifier(t *testing.T) {
@@ -136,5 +137,45 @@ func TestIdentifiersCollisions(t *testing.T) {
 				t.Errorf("Identifiers(%q) = %q, want %q", tt.tools, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestModuleFor: a module for named imports exports call, the functions
+// named and tools only when named; names it would not export are left for
+// the runtime to report.
+func TestModuleFor(t *testing.T) {
+	tools := apiTools(50)
+	tests := []struct {
+		name          string
+		imported      []string
+		want, notWant []string
+	}{
+		{"functions", []string{"getZone49", "getZone3", "notATool"},
+			[]string{"export function call(", "export function getZone49(", `return call("get_zone_49", args);`, "export function getZone3("},
+			[]string{"export const tools", "export function getZone4(", "notATool"}},
+		{"tools", []string{"tools"},
+			[]string{"export function call(", "export const tools"},
+			[]string{"export function getZone"}},
+		{"nothing", []string{},
+			[]string{"export function call("},
+			[]string{"export const tools", "export function getZone"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ModuleFor("zones", tools, tt.imported)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q missing", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("%q present", w)
+				}
+			}
+		})
+	}
+	if got, want := ModuleFor("zones", tools, nil), Module("zones", tools); got != want {
+		t.Errorf("ModuleFor(nil) differs from Module")
 	}
 }
