@@ -334,6 +334,10 @@ func wallMain() int {
 		fmt.Fprintf(status, "read the wall spec: %v", err)
 		return exitSetup
 	}
+	// Outside namespaces the init's death would leave the run's processes
+	// running: under the memory limit, the program and what it starts are
+	// the ones the kernel kills first (children inherit the score).
+	os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	if err := dropPrivileges(); err != nil {
 		fmt.Fprintf(status, "drop privileges: %v", err)
 		return exitSetup
