@@ -82,7 +82,7 @@ func Open(root string, keep int) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the runs store: %w", err)
 	}
-	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
+	st := newStorage(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, os.ErrNotExist) {
 		if _, err := git.Init(st, nil); err != nil && !errors.Is(err, git.ErrRepositoryAlreadyExists) {
 			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
@@ -93,6 +93,10 @@ func Open(root string, keep int) (*Store, error) {
 		return nil, fmt.Errorf("read the runs store %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+func newStorage(dir string) *filesystem.Storage {
+	return filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
 }
 
 // load reads the ids of the stored runs and the list of their packfiles.
@@ -500,6 +504,9 @@ func (s *Store) prune() error {
 			}
 		}
 	}
+	// go-git's storage keeps the indexes of the packs it has read, the
+	// deleted ones too: a fresh one reads the packs that are left.
+	s.st = newStorage(s.dir)
 	errLoose := errors.New("a loose object")
 	if err := s.st.ForEachObjectHash(func(plumbing.Hash) error { return errLoose }); !errors.Is(err, errLoose) {
 		return err
