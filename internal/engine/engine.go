@@ -109,6 +109,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
+	e.executor.KeepRuns(reg.KeepRuns)
 	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err
