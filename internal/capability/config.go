@@ -39,6 +39,12 @@ type rawConfig struct {
 	Env            map[string]any        `toml:"env"`
 	Profiles       map[string]rawProfile `toml:"profiles"`
 	Sandbox        rawSandbox            `toml:"sandbox"`
+	Runs           rawRuns               `toml:"runs"`
+}
+
+// rawRuns is the [runs] table: how many run records .omni/runs keeps.
+type rawRuns struct {
+	Keep *int64 `toml:"keep"`
 }
 
 type rawLists struct {
@@ -77,6 +83,7 @@ type config struct {
 	env            map[string]string
 	profiles       map[string]lists
 	sandbox        sandboxConfig
+	keepRuns       *int
 }
 
 type lists struct {
@@ -296,6 +303,14 @@ func (raw *rawConfig) validate() (*config, []error) {
 			cfg.env[name] = value
 		}
 	}
+	if k := raw.Runs.Keep; k != nil {
+		if *k < 1 || *k > maxKeepRuns {
+			fail([]string{"runs", "keep"}, "[runs] keep is %d; it must be between 1 and %d", *k, maxKeepRuns)
+		} else {
+			n := int(*k)
+			cfg.keepRuns = &n
+		}
+	}
 	s, sandboxErrs := raw.Sandbox.validate()
 	errs = append(errs, sandboxErrs...)
 	cfg.sandbox = s
@@ -431,6 +446,7 @@ func (c *config) merge(local *config) {
 	for name, p := range local.profiles {
 		c.profiles[name] = c.profiles[name].concat(p)
 	}
+	override(&c.keepRuns, local.keepRuns)
 	override(&c.sandbox.runtime, local.sandbox.runtime)
 	override(&c.sandbox.timeout, local.sandbox.timeout)
 	override(&c.sandbox.maxOutputBytes, local.sandbox.maxOutputBytes)

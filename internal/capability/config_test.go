@@ -43,6 +43,11 @@ func TestLoadConfigErrors(t *testing.T) {
 			},
 		},
 		{
+			name:    "runs keep below 1",
+			files:   map[string]string{configPath: "[runs]\nkeep = 0\n"},
+			wantErr: []string{"[runs] keep is 0; it must be between 1 and"},
+		},
+		{
 			name:    "unknown default_profile",
 			files:   map[string]string{configPath: "default_profile = \"prod\"\n"},
 			wantErr: []string{`profile "prod" (from default_profile)`, "(defined: default)"},
@@ -203,6 +208,28 @@ func TestLoadSandbox(t *testing.T) {
 			}
 			if want := withIsolationDefaults(tt.want); !reflect.DeepEqual(reg.Sandbox, want) {
 				t.Errorf("Sandbox = %+v\nwant %+v", reg.Sandbox, want)
+			}
+		})
+	}
+}
+
+func TestLoadRuns(t *testing.T) {
+	tests := []struct {
+		name, config, local string
+		want                int
+	}{
+		{name: "default", want: DefaultKeepRuns},
+		{name: "keep = 2 keeps 2", config: "[runs]\nkeep = 2\n", want: 2},
+		{name: "local overrides", config: "[runs]\nkeep = 2\n", local: "[runs]\nkeep = 7\n", want: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{configPath: tt.config}
+			if tt.local != "" {
+				files[localConfigPath] = tt.local
+			}
+			if got := loadRepo(t, files, nil).KeepRuns; got != tt.want {
+				t.Errorf("KeepRuns = %d, want %d", got, tt.want)
 			}
 		})
 	}

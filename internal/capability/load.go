@@ -65,6 +65,10 @@ func Load(root string, environ []string) (*Registry, error) {
 	if cfg.project != nil {
 		reg.Project = *cfg.project
 	}
+	reg.KeepRuns = DefaultKeepRuns
+	if cfg.keepRuns != nil {
+		reg.KeepRuns = *cfg.keepRuns
+	}
 	return reg, nil
 }
 

@@ -26,6 +26,8 @@ type Registry struct {
 	Capabilities []*Capability
 	// Sandbox is the [sandbox] section with defaults applied.
 	Sandbox Sandbox
+	// KeepRuns is [runs] keep: how many run records are kept for undo.
+	KeepRuns int
 	// Env is the resolved environment for executed code.
 	Env Env
 	// Withheld are the secrets of wrapped MCP servers: kept out of Env, and
@@ -294,3 +296,10 @@ func (p Problem) String() string {
 	}
 	return p.Message
 }
+
+// DefaultKeepRuns is how many run records are kept when [runs] keep is
+// unset; maxKeepRuns bounds it, each run being a packfile in .omni/runs.
+const (
+	DefaultKeepRuns = 100
+	maxKeepRuns     = 100_000
+)

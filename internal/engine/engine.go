@@ -15,6 +15,7 @@ import (
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/query"
 	"github.com/omnidev/omnidev/internal/runfolder"
+	"github.com/omnidev/omnidev/internal/runs"
 	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
@@ -109,6 +110,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.executor = execute.New(root, logger)
+	e.executor.KeepRuns(reg.KeepRuns)
 	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err
@@ -407,3 +409,8 @@ func (e *Engine) Close() error {
 
 // Logger returns the logger the engine was opened with.
 func (e *Engine) Logger() *slog.Logger { return e.logger }
+
+// Runs calls f with the store of run records, between runs.
+func (e *Engine) Runs(ctx context.Context, f func(*runs.Store) error) error {
+	return e.executor.Runs(ctx, f)
+}

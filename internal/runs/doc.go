@@ -4,7 +4,13 @@
 //
 // Records are git objects in a bare repository of omnidev's own,
 // .omni/runs: one commit per run under refs/runs/<id>, whose tree holds
-// run.json, program.ts and the blobs of the files' states. The user's
+// run.json, program.ts and the blobs of the files' states. Each run's
+// objects are one packfile of their own (listed in .omni/runs/packs), not
+// loose objects: two or three files written per run instead of one per
+// object, and pruning a run deletes its pack without a walk over the
+// store. BenchmarkRecord: 10 dirty files in 1k tracked files, 400 runs,
+// about 4.4 ms kept per run with packs against 6.9 ms (100 runs) to 12 ms
+// (400 runs, pruning included) with loose objects. The user's
 // refs, reflog, stash, index and `git log --all` never see them, and the
 // store is self-contained: `git gc --prune=now` in the user's repository
 // cannot break a kept run.

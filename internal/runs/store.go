@@ -19,8 +19,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/omnidev/omnidev/internal/changes"
 )
@@ -36,6 +38,9 @@ const (
 	// is paid once every pruneSlack runs, not on every run.
 	pruneSlack = 10
 	refPrefix  = "refs/runs/"
+	// packsFile lists, a line per run, "<id> <pack>": the packfile that
+	// holds the run's objects, deleted when the run is pruned.
+	packsFile = "packs"
 )
 
 var (
@@ -55,7 +60,11 @@ type Store struct {
 	// kept remembers large dirty files written before earlier runs, by
 	// path: a file whose stat data did not change is not read again.
 	kept map[string]keptFile
-	mu   sync.Mutex
+	// ids are the stored runs, newest first, and packs their packfiles:
+	// read once at Open, so that a run does not list the store's refs.
+	ids   []string
+	packs map[string]plumbing.Hash
+	mu    sync.Mutex
 }
 
 type keptFile struct {
@@ -73,13 +82,57 @@ func Open(root string, keep int) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the runs store: %w", err)
 	}
-	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
+	st := newStorage(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, os.ErrNotExist) {
 		if _, err := git.Init(st, nil); err != nil && !errors.Is(err, git.ErrRepositoryAlreadyExists) {
 			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
 		}
 	}
-	return &Store{root: root, dir: dir, keep: keep, st: st, kept: map[string]keptFile{}}, nil
+	s := &Store{root: root, dir: dir, keep: keep, st: st, kept: map[string]keptFile{}, packs: map[string]plumbing.Hash{}}
+	if err := s.load(); err != nil {
+		return nil, fmt.Errorf("read the runs store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+func newStorage(dir string) *filesystem.Storage {
+	return filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
+}
+
+// load reads the ids of the stored runs and the list of their packfiles.
+func (s *Store) load() error {
+	it, err := s.st.IterReferences()
+	if err != nil {
+		return err
+	}
+	err = it.ForEach(func(r *plumbing.Reference) error {
+		if n := r.Name().String(); strings.HasPrefix(n, refPrefix) {
+			s.ids = append(s.ids, strings.TrimPrefix(n, refPrefix))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(s.ids, newestFirst)
+	data, err := os.ReadFile(filepath.Join(s.dir, packsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for line := range strings.Lines(string(data)) {
+		if id, pack, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			s.packs[id] = plumbing.NewHash(pack)
+		}
+	}
+	return nil
+}
+
+// newestFirst orders ids, base 36 of milliseconds, newest first.
+func newestFirst(a, b string) int {
+	if len(a) != len(b) {
+		return len(b) - len(a)
+	}
+	return strings.Compare(b, a)
 }
 
 // Record is one run as stored.
@@ -173,20 +226,21 @@ type Run struct {
 // path order), and prunes old runs. It returns the run's record.
 func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, error) {
 	rec := &Record{ID: s.newID(p.start), Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
+	b := newBatch()
 	for _, c := range changed {
 		f := File{Path: c.Path, Status: c.Status, Insertions: c.Insertions, Deletions: c.Deletions}
-		f.Before = s.prior(p, c)
-		f.After = s.capture(c.Path)
+		f.Before = s.prior(b, p, c)
+		f.After = s.capture(b, c.Path)
 		rec.Files = append(rec.Files, f)
 	}
-	if err := s.save(rec); err != nil {
+	if err := s.save(b, rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
 }
 
 // prior stores the state a changed file had before the run.
-func (s *Store) prior(p *Pending, c changes.Change) State {
+func (s *Store) prior(b *batch, p *Pending, c changes.Change) State {
 	pr := c.Prior
 	if pr == nil || !pr.Exists {
 		return State{}
@@ -205,17 +259,12 @@ func (s *Store) prior(p *Pending, c changes.Change) State {
 		st.NotKept = err.Error()
 		return st
 	}
-	h, err := s.writeBlob(data)
-	if err != nil {
-		st.NotKept = err.Error()
-		return st
-	}
-	st.Blob = h.String()
+	st.Blob = b.add(plumbing.BlobObject, data).String()
 	return st
 }
 
 // capture stores the current state of the file at rel.
-func (s *Store) capture(rel string) State {
+func (s *Store) capture(b *batch, rel string) State {
 	fi, err := lstatIn(s.root, rel)
 	if err != nil {
 		return State{}
@@ -237,12 +286,7 @@ func (s *Store) capture(rel string) State {
 		st.NotKept = err.Error()
 		return st
 	}
-	h, err := s.writeBlob(data)
-	if err != nil {
-		st.NotKept = err.Error()
-		return st
-	}
-	st.Blob, st.Size = h.String(), int64(len(data))
+	st.Blob, st.Size = b.add(plumbing.BlobObject, data).String(), int64(len(data))
 	return st
 }
 
@@ -263,13 +307,15 @@ func (s *Store) newID(t time.Time) string {
 	ms := t.UnixMilli()
 	for {
 		id := strconv.FormatInt(ms, 36)
-		if _, err := s.st.Reference(plumbing.ReferenceName(refPrefix + id)); err != nil {
+		if !slices.Contains(s.ids, id) {
 			return id
 		}
 		ms++
 	}
 }
 
+// writeBlob writes a loose object: only Prepare does, before a run, for
+// large dirty files, and these are rare.
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 	h := changes.BlobHash(data)
 	if s.st.HasEncodedObject(h) == nil {
@@ -299,103 +345,171 @@ func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, 
 	return h, nil
 }
 
-// save writes rec as a commit under refs/runs/<id>: a tree of run.json,
-// program.ts and blobs/<hash> for every state kept, so that the blobs are
-// reachable and pruning keeps them.
-func (s *Store) save(rec *Record) error {
+// batch gathers the objects of one run, to be written as one packfile: a
+// file or two per run, not one per object, and pruning a run deletes its
+// pack. A run's pack holds every object the run refers to, so that packs
+// share nothing.
+type batch struct {
+	mem    *memory.Storage
+	hashes []plumbing.Hash
+}
+
+func newBatch() *batch { return &batch{mem: memory.NewStorage()} }
+
+func (b *batch) add(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	obj := b.mem.NewEncodedObject()
+	obj.SetType(t)
+	obj.SetSize(int64(len(data)))
+	w, _ := obj.Writer()
+	w.Write(data) // a memory object's writer does not fail
+	w.Close()
+	return b.put(obj)
+}
+
+func (b *batch) put(obj plumbing.EncodedObject) plumbing.Hash {
+	h := obj.Hash()
+	if b.mem.HasEncodedObject(h) == nil {
+		return h
+	}
+	b.mem.SetEncodedObject(obj)
+	b.hashes = append(b.hashes, h)
+	return h
+}
+
+func (b *batch) encode(e interface {
+	Encode(plumbing.EncodedObject) error
+}) (plumbing.Hash, error) {
+	obj := b.mem.NewEncodedObject()
+	if err := e.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.put(obj), nil
+}
+
+// save writes rec as a commit under refs/runs/<id>, in a packfile of its
+// own: a tree of run.json, program.ts and blobs/<hash> for every state
+// kept, so that the blobs are reachable and in the run's pack.
+func (s *Store) save(b *batch, rec *Record) error {
 	meta, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	metaH, err := s.writeObject(plumbing.BlobObject, meta)
-	if err != nil {
-		return err
-	}
-	progH, err := s.writeBlob([]byte(rec.Program))
-	if err != nil {
-		return err
-	}
+	metaH := b.add(plumbing.BlobObject, meta)
+	progH := b.add(plumbing.BlobObject, []byte(rec.Program))
 	var blobs []object.TreeEntry
 	seen := map[string]bool{}
 	for _, f := range rec.Files {
-		for _, b := range []string{f.Before.Blob, f.After.Blob} {
-			if b != "" && !seen[b] {
-				seen[b] = true
-				blobs = append(blobs, object.TreeEntry{Name: b, Mode: filemode.Regular, Hash: plumbing.NewHash(b)})
+		for _, h := range []string{f.Before.Blob, f.After.Blob} {
+			if h == "" || seen[h] {
+				continue
 			}
+			seen[h] = true
+			// A blob kept before the run, or one an undo puts back, is
+			// in an older pack or loose: this pack gets its own copy.
+			if b.mem.HasEncodedObject(plumbing.NewHash(h)) != nil {
+				data, err := s.blob(h)
+				if err != nil {
+					return err
+				}
+				b.add(plumbing.BlobObject, data)
+			}
+			blobs = append(blobs, object.TreeEntry{Name: h, Mode: filemode.Regular, Hash: plumbing.NewHash(h)})
 		}
 	}
 	slices.SortFunc(blobs, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
-	blobsH, err := s.writeTree(blobs)
+	blobsH, err := b.encode(&object.Tree{Entries: blobs})
 	if err != nil {
 		return err
 	}
-	root := []object.TreeEntry{
+	treeH, err := b.encode(&object.Tree{Entries: []object.TreeEntry{
 		{Name: "blobs", Mode: filemode.Dir, Hash: blobsH},
 		{Name: "program.ts", Mode: filemode.Regular, Hash: progH},
 		{Name: "run.json", Mode: filemode.Regular, Hash: metaH},
-	}
-	treeH, err := s.writeTree(root)
+	}})
 	if err != nil {
 		return err
 	}
 	sig := object.Signature{Name: "omnidev", Email: "omnidev@localhost", When: rec.Time}
-	c := &object.Commit{Author: sig, Committer: sig, Message: "run " + rec.ID + "\n", TreeHash: treeH}
-	obj := s.st.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
+	ch, err := b.encode(&object.Commit{Author: sig, Committer: sig, Message: "run " + rec.ID + "\n", TreeHash: treeH})
+	if err != nil {
 		return err
 	}
-	ch, err := s.st.SetEncodedObject(obj)
+	pack, err := s.writePack(b)
+	if err != nil {
+		return fmt.Errorf("write to the runs store: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, packsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "%s %s\n", rec.ID, pack)
+		err = errors.Join(err, f.Close())
+	}
 	if err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
 	}
 	if err := s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(refPrefix+rec.ID), ch)); err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
 	}
+	s.packs[rec.ID] = pack
+	s.ids = append(s.ids, rec.ID)
+	slices.SortFunc(s.ids, newestFirst)
 	return s.prune()
 }
 
-func (s *Store) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
-	t := &object.Tree{Entries: entries}
-	obj := s.st.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
+// writePack writes the batch's objects as one packfile, without deltas:
+// the objects of one run are mostly unlike, and searching costs time.
+func (s *Store) writePack(b *batch) (plumbing.Hash, error) {
+	w, err := s.st.PackfileWriter()
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return s.st.SetEncodedObject(obj)
-}
-
-// ids returns the ids of the stored runs, newest first.
-func (s *Store) ids() ([]string, error) {
-	it, err := s.st.IterReferences()
-	if err != nil {
-		return nil, err
+	// The encoder writes an object in many small pieces: one write to
+	// the file, not hundreds.
+	var buf bytes.Buffer
+	h, err := packfile.NewEncoder(&buf, b.mem, false).Encode(b.hashes, 0)
+	if err == nil {
+		_, err = w.Write(buf.Bytes())
 	}
-	var ids []string
-	err = it.ForEach(func(r *plumbing.Reference) error {
-		if n := r.Name().String(); strings.HasPrefix(n, refPrefix) {
-			ids = append(ids, strings.TrimPrefix(n, refPrefix))
-		}
-		return nil
-	})
-	slices.SortFunc(ids, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(b, a)
-	})
-	return ids, err
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return h, err
 }
 
-// prune drops the oldest runs past keep, and the objects only they held.
+// prune drops the oldest runs past keep, with their packs. Loose objects
+// (blobs kept by Prepare, runs stored before packs) are pruned by a walk
+// over the store, only when there are any.
 func (s *Store) prune() error {
-	ids, err := s.ids()
-	if err != nil || len(ids) <= s.keep+pruneSlack {
-		return err
+	if len(s.ids) <= s.keep+pruneSlack {
+		return nil
 	}
-	for _, id := range ids[s.keep:] {
-		if err := s.st.RemoveReference(plumbing.ReferenceName(refPrefix + id)); err != nil {
-			return err
+	old := s.ids[s.keep:]
+	s.ids = slices.Clone(s.ids[:s.keep])
+	var lines strings.Builder
+	for _, id := range s.ids {
+		if p, ok := s.packs[id]; ok {
+			fmt.Fprintf(&lines, "%s %s\n", id, p)
 		}
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, packsFile), []byte(lines.String()), 0o644); err != nil {
+		return fmt.Errorf("prune the runs store: %w", err)
+	}
+	for _, id := range old {
+		if err := s.st.RemoveReference(plumbing.ReferenceName(refPrefix + id)); err != nil {
+			return fmt.Errorf("prune the runs store: %w", err)
+		}
+		if p, ok := s.packs[id]; ok {
+			delete(s.packs, id)
+			if err := s.st.DeleteOldObjectPackAndIndex(p, time.Time{}); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("prune the runs store: %w", err)
+			}
+		}
+	}
+	// go-git's storage keeps the indexes of the packs it has read, the
+	// deleted ones too: a fresh one reads the packs that are left.
+	s.st = newStorage(s.dir)
+	errLoose := errors.New("a loose object")
+	if err := s.st.ForEachObjectHash(func(plumbing.Hash) error { return errLoose }); !errors.Is(err, errLoose) {
+		return err
 	}
 	r, err := git.Open(s.st, nil)
 	if err != nil {
@@ -407,10 +521,7 @@ func (s *Store) prune() error {
 
 // List returns the last n runs (all kept if n <= 0), newest first.
 func (s *Store) List(n int) ([]*Record, error) {
-	ids, err := s.ids()
-	if err != nil {
-		return nil, err
-	}
+	ids := s.ids
 	if n > 0 && len(ids) > n {
 		ids = ids[:n]
 	}
@@ -429,12 +540,8 @@ func (s *Store) List(n int) ([]*Record, error) {
 func (s *Store) Get(id string) (*Record, error) {
 	ref, err := s.st.Reference(plumbing.ReferenceName(refPrefix + id))
 	if err != nil {
-		ids, lerr := s.ids()
-		if lerr != nil {
-			return nil, lerr
-		}
 		var match []string
-		for _, i := range ids {
+		for _, i := range s.ids {
 			if id != "" && strings.HasPrefix(i, id) {
 				match = append(match, i)
 			}

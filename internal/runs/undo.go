@@ -90,8 +90,9 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 		return strings.Count(b.Path, "/") - strings.Count(a.Path, "/")
 	})
 	var failed []error
+	b := newBatch()
 	for _, f := range todo {
-		u := File{Path: f.Path, Before: s.capture(f.Path), After: f.Before}
+		u := File{Path: f.Path, Before: s.capture(b, f.Path), After: f.Before}
 		if err := s.restore(f.Path, f.Before); err != nil {
 			failed = append(failed, fmt.Errorf("restore %s: %w", f.Path, err))
 			continue
@@ -103,7 +104,7 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 	slices.SortFunc(undo.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	slices.Sort(res.Restored)
 	if len(undo.Files) > 0 {
-		if err := s.save(undo); err != nil {
+		if err := s.save(b, undo); err != nil {
 			failed = append(failed, fmt.Errorf("record the undo: %w", err))
 		} else {
 			res.Record, res.RunID = undo, undo.ID

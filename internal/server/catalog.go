@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -170,7 +171,8 @@ func (c *catalog) explainMissing(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, st.unknownPrompt(r.Params.Name)
 			}
 		case *mcp.ReadResourceRequest:
-			if r.Params != nil {
+			// A run's diff is not in the catalog: runResources answers it.
+			if r.Params != nil && !strings.HasPrefix(r.Params.URI, runsURIPrefix) {
 				if _, err := c.cur.Load().lookup(r.Params.URI); err != nil {
 					return nil, err
 				}

@@ -31,7 +31,7 @@ type typeCheck string
 // negative values (absent means the configured timeout).
 type milliseconds int64
 
-func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) error {
+func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests, runs *runResources) error {
 	in, err := schemaFor[executeParams](map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[milliseconds](): {Type: "integer", Minimum: jsonschema.Ptr(1.0)},
 		reflect.TypeFor[typeCheck]():    {Type: "string", Enum: []any{typecheck.Off, typecheck.Warn, typecheck.Error}},
@@ -95,6 +95,7 @@ func addExecuteTool(s *mcp.Server, e *engine.Engine, requests *httpRequests) err
 			}
 			return nil, nil, fault(e.Logger(), "omni_execute", err, "code_bytes", len(p.Code), "timeout_ms", int64(p.TimeoutMS))
 		}
+		runs.ran(res)
 		return executeResult(res)
 	})
 	return nil

@@ -50,7 +50,10 @@ func newServer(e *engine.Engine, version string, logger *slog.Logger, requests *
 	if err := addQueryTool(s, e); err != nil {
 		return nil, err
 	}
-	if err := addExecuteTool(s, e, requests); err != nil {
+	// No request is under way yet: listing the recent runs needs no
+	// caller's context.
+	runs := addRunResources(context.Background(), s, e)
+	if err := addExecuteTool(s, e, requests, runs); err != nil {
 		return nil, err
 	}
 	return s, nil
