@@ -172,7 +172,9 @@ func TestToolFaults(t *testing.T) {
 		{"index closed", "omni_query", map[string]any{"query": "tasks"}, func(t *testing.T, eng *engine.Engine) { eng.Close() },
 			[]string{"omni_query failed", "query=tasks", "closed"}},
 		{"run lock unreadable", "omni_execute", map[string]any{"code": "console.log(1)"}, func(t *testing.T, eng *engine.Engine) {
-			if err := os.Mkdir(filepath.Join(eng.Root(), ".omni", "run.lock"), 0o755); err != nil {
+			lock := filepath.Join(eng.Root(), ".omni", "run.lock")
+			os.Remove(lock) // opening the engine may have made it already
+			if err := os.Mkdir(lock, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"omni_execute failed", "code_bytes=14", "run.lock"}},
