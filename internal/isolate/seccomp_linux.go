@@ -3,6 +3,7 @@
 package isolate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -136,9 +137,13 @@ func loadGuardFilter() error {
 	const (
 		offNr    = 0
 		offArch  = 4
-		offArg1  = 16 + 8 // args[1], its low 32 bits on a little-endian machine
 		retAllow = unix.SECCOMP_RET_ALLOW
 	)
+	// args[1] (at 16+8), its low 32 bits: first on a little-endian machine.
+	offArg1 := uint32(16 + 8)
+	if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 {
+		offArg1 += 4
+	}
 	deny := uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.EPERM)
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
