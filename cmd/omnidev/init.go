@@ -43,6 +43,7 @@ func runInit(_ context.Context, env *cliEnv, args []string) error {
 	for _, p := range created {
 		fmt.Fprintf(env.stdout, "  %s\n", p)
 	}
-	fmt.Fprintf(env.stdout, "\nNext: `omnidev doctor` checks the setup; `omnidev serve` starts the MCP server.\n")
+	fmt.Fprintf(env.stdout, "\nNext: `omnidev doctor` checks the setup; `omnidev serve` starts the MCP server.\n"+
+		"A capability that wraps an MCP server ([mcp]) runs its command only once you approve it: `omnidev trust`.\n")
 	return nil
 }
