@@ -10,13 +10,14 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/omnidev/omnidev/internal/unixsock"
 )
 
 // Rule is one entry of the list: a host name ("api.example.com"), or
@@ -122,7 +123,7 @@ type record struct {
 // Listen starts a proxy on a Unix socket at path, replacing a stale one.
 func Listen(path string, opts Options) (*Proxy, error) {
 	os.Remove(path)
-	ln, err := listenUnix(path)
+	ln, err := unixsock.Listen(path)
 	if err != nil {
 		return nil, fmt.Errorf("listen for the egress proxy: %w", err)
 	}
@@ -438,23 +439,4 @@ func (r *reader) Read(b []byte) (int, error) {
 	n, err := r.r.Read(b)
 	r.n.Add(int64(n))
 	return n, err
-}
-
-// listenUnix binds path; a path longer than sun_path allows is bound
-// through /proc/self/fd, on its folder's descriptor.
-func listenUnix(path string) (net.Listener, error) {
-	if len(path) < 100 {
-		return net.Listen("unix", path)
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	ln, err := net.Listen("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
-	if err != nil {
-		return nil, err
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	return ln, nil
 }

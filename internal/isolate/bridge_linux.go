@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 
+	"github.com/omnidev/omnidev/internal/unixsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,7 +56,7 @@ func bridgeEgress() (*bridge, error) {
 				var up net.Conn
 				err := fmt.Errorf("no program launched")
 				if socket := b.target.Load(); socket != nil {
-					up, err = dialUnix(*socket)
+					up, err = unixsock.Dial(*socket)
 				}
 				if err != nil {
 					io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 38\r\nConnection: close\r\n\r\nomnidev's egress proxy is not running\n")
@@ -73,18 +72,4 @@ func bridgeEgress() (*bridge, error) {
 		}
 	}()
 	return b, nil
-}
-
-// dialUnix connects to path; a path longer than sun_path allows is reached
-// through /proc/self/fd, on its folder's descriptor.
-func dialUnix(path string) (net.Conn, error) {
-	if len(path) < 100 {
-		return net.Dial("unix", path)
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	return net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/tsgen"
+	"github.com/omnidev/omnidev/internal/unixsock"
 )
 
 // The channel between a running program and omnidev is a Unix socket that
@@ -143,7 +144,7 @@ func (r *Relay) Listen(path, rel string) error {
 		return fmt.Errorf("create relay socket folder: %w", err)
 	}
 	os.Remove(path)
-	ln, err := listenUnix(path)
+	ln, err := unixsock.Listen(path)
 	if err != nil {
 		return fmt.Errorf("listen on relay socket %s: %w", path, err)
 	}
@@ -159,25 +160,6 @@ func (r *Relay) Listen(path, rel string) error {
 	r.mu.Unlock()
 	l.wg.Go(func() { r.accept(l) })
 	return nil
-}
-
-// listenUnix binds path; a path longer than sun_path is bound through
-// /proc/self/fd, on its folder's descriptor.
-func listenUnix(path string) (net.Listener, error) {
-	if len(path) < 100 {
-		return net.Listen("unix", path)
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	ln, err := net.Listen("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
-	if err != nil {
-		return nil, err
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false) // the /proc name is gone by then
-	return ln, nil
 }
 
 func (l *listener) close() error {
