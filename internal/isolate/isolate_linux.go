@@ -29,7 +29,9 @@ type Isolator struct {
 	initProblem string
 	once        sync.Once
 	masks       []string
-	cgroups     cgroupHost
+	// etc is what of /etc the Landlock mode lets a program read (etcEntries).
+	etc     []string
+	cgroups cgroupHost
 	// nsRefused says why the kernel refused user namespaces, once it did:
 	// in the auto mode, later runs go straight to the Landlock mode.
 	nsMu      sync.Mutex
@@ -135,6 +137,7 @@ func (iso *Isolator) learn() {
 	iso.checkInit()
 	iso.once.Do(func() {
 		iso.masks = secretPaths()
+		iso.etc = etcEntries(iso.masks)
 		iso.cgroups = findCgroups()
 	})
 }

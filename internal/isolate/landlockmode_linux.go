@@ -101,7 +101,7 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 		}
 	}
 	runtimePaths, _ := RuntimePaths(prog.Path, prog.Root, prog.Env)
-	v := planLandlock(prog, p, iso.masks, runtimePaths, private)
+	v := planLandlock(prog, p, iso.etc, runtimePaths, private)
 	spec := initSpec{Mode: ModeLandlock, View: &v, Network: prog.Network, NProc: iso.nprocLimit(p)}
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -140,7 +140,7 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 // runtime's folders, the readable paths and the repository readable; the
 // repository's top-level entries but the protected ones, .omni/state, the
 // writable paths and the run's private folder writable.
-func planLandlock(prog Program, p *Policy, masks, runtimePaths []string, private string) view {
+func planLandlock(prog Program, p *Policy, etc, runtimePaths []string, private string) view {
 	var v view
 	v.DevFiles = devFiles
 	v.ReadWrite = []string{private}
@@ -149,7 +149,7 @@ func planLandlock(prog Program, p *Policy, masks, runtimePaths []string, private
 			v.ReadOnly = append(v.ReadOnly, dir)
 		}
 	}
-	v.ReadOnly = append(v.ReadOnly, etcEntries(masks)...)
+	v.ReadOnly = append(v.ReadOnly, etc...)
 	if !p.Filesystem {
 		v.ReadOnly = append(v.ReadOnly, "/")
 		v.ReadWrite = append(v.ReadWrite, "/")
