@@ -266,7 +266,7 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 	r.spec = data
 	// Everything the init sets up before it knows the program: a run
 	// prepared in advance serves a later one with the same key.
-	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", data, prog.Network, p.MemoryBytes, p.Processes)
+	r.key = runKey(string(data), prog, p)
 	if err := r.pipes(); err != nil {
 		return nil, err
 	}
@@ -302,6 +302,12 @@ func (iso *Isolator) Prepare(prog Program, p *Policy) (*Run, error) {
 		},
 	}
 	return r, nil
+}
+
+// runKey names what an init sets up before it knows its program (see
+// Run.Key), from its spec.
+func runKey(spec string, prog Program, p *Policy) string {
+	return fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", spec, prog.Network, p.MemoryBytes, p.Processes)
 }
 
 // pipes creates the init's spec and status pipes.

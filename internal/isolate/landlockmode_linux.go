@@ -115,7 +115,7 @@ func (iso *Isolator) prepareLandlock(prog Program, p *Policy, why string) (*Run,
 	r.notEnforced = append(r.notEnforced, landlockNotEnforced...)
 	// The private folder differs from run to run and does not make the
 	// sandbox another one: a run prepared in advance serves.
-	r.key = fmt.Sprintf("%s|network=%v|memory=%d|processes=%d", strings.ReplaceAll(string(data), private, "<private>"), prog.Network, p.MemoryBytes, p.Processes)
+	r.key = runKey(strings.ReplaceAll(string(data), private, "<private>"), prog, p)
 	if err := r.pipes(); err != nil {
 		os.RemoveAll(private)
 		return nil, err
