@@ -78,6 +78,8 @@ bench: deps build
     go test -run '^$' -bench 'Proxy' -benchtime 300x ./internal/egress/
     go test -run '^$' -bench 'APIScale' -benchtime 3x ./internal/server/
     go test -run '^$' -bench 'Generate|ModuleImport' -benchtime 9x ./internal/tsgen/
+    go test -run '^$' -bench 'Record' -benchtime 100x ./internal/runs/
+    go test -run '^$' -bench 'Undo' -benchtime 5x ./internal/runs/
 
 # Everything CI runs.
 ci: lint cross test smoke

@@ -68,3 +68,45 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// ReadIn reads the file name in the folder d as ReadFile does (a symlink's
+// target, or a regular file of at most limit bytes), and only if it is
+// still the file fi, d.Lstat(name) of a moment before: a file swapped for
+// a symlink in between is refused, never followed, and a FIFO never
+// blocks. It serves code that reads a worktree a program may still be
+// changing.
+func ReadIn(d *os.Root, name string, fi os.FileInfo, limit int64) ([]byte, error) {
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := d.Readlink(name)
+		return []byte(target), err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", name, errNotRegular)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d)", name, errTooLarge, fi.Size(), limit)
+	}
+	f, err := d.OpenFile(name, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", name, ErrReplaced)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w (grew past %d bytes)", name, errTooLarge, limit)
+	}
+	return data, nil
+}
+
+// ErrReplaced says a file or folder was replaced while it was being read.
+var ErrReplaced = errors.New("replaced while it was read")

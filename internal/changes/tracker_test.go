@@ -3,6 +3,7 @@
 package changes
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -705,4 +706,30 @@ func TestRecorderWarm(t *testing.T) {
 		}
 		wantChanges(t, record(t, r, root, edit), want)
 	})
+}
+
+// TestReadInRefusesSwap: a file replaced by a symlink between its Lstat and
+// its read is refused, not followed.
+func TestReadInRefusesSwap(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(dir, "secret"), []byte("secret"), 0o644)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	fi, err := root.Lstat("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadIn(root, "f", fi, 100); err != nil || string(data) != "mine" {
+		t.Fatalf("ReadIn = %q, %v", data, err)
+	}
+	os.Remove(filepath.Join(dir, "f"))
+	os.Symlink("secret", filepath.Join(dir, "f"))
+	data, err := ReadIn(root, "f", fi, 100)
+	if !errors.Is(err, ErrReplaced) || strings.Contains(string(data), "secret") {
+		t.Errorf("ReadIn after the swap = %q, %v; want ErrReplaced", data, err)
+	}
 }

@@ -353,6 +353,7 @@ func (e *Engine) reload(ctx context.Context) error {
 		return fmt.Errorf("reload: update index: %w (keeping the last good configuration)", err)
 	}
 	e.snap.Store(&snapshot{base: reg, reg: full, folder: folder})
+	e.executor.KeepRuns(reg.KeepRuns)
 	e.logLoad("reloaded", reg, start, "index", stats)
 	e.reloaded(full)
 	return nil

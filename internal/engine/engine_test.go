@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/runs"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -50,5 +51,39 @@ func TestOnReload(t *testing.T) {
 	}
 	if len(got) != 1 {
 		t.Errorf("a failed reload called the listener (%d calls)", len(got))
+	}
+}
+
+// TestReloadKeepRuns: a [runs] keep set after the server started applies
+// to the next runs, without a restart.
+func TestReloadKeepRuns(t *testing.T) {
+	e := newTestEngine(t)
+	config := filepath.Join(e.Root(), "omni", "config.toml")
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, append(data, "\n[runs]\nkeep = 2\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Pruning waits for a few runs past keep (runs.pruneSlack, 10).
+	for range 13 {
+		if res, err := e.Execute(t.Context(), ExecRequest{Code: "console.log(1)"}); err != nil || res.ExitCode != 0 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+	}
+	var n int
+	if err := e.Runs(t.Context(), func(s *runs.Store) error {
+		recs, err := s.List(0)
+		n = len(recs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("%d runs kept after the reload set keep = 2, want 2", n)
 	}
 }

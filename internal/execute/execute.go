@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/changes"
@@ -62,7 +63,8 @@ type Executor struct {
 	// prepareSpare); nil when there is none.
 	spare  *process
 	closed bool
-	keep   int
+	// keep is [runs] keep, which a reload may change during a run.
+	keep atomic.Int64
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -459,18 +461,19 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 
 func (e *Executor) openStore() (*runs.Store, error) {
 	if e.store == nil {
-		s, err := runs.Open(e.root, e.keep)
+		s, err := runs.Open(e.root, int(e.keep.Load()))
 		if err != nil {
 			return nil, err
 		}
 		e.store = s
 	}
+	e.store.SetKeep(int(e.keep.Load()))
 	return e.store, nil
 }
 
-// KeepRuns sets how many run records are kept (runs.DefaultKeep if n <= 0).
-// It is called before the first run.
-func (e *Executor) KeepRuns(n int) { e.keep = n }
+// KeepRuns sets how many run records are kept (runs.DefaultKeep if n <= 0),
+// from the next run on.
+func (e *Executor) KeepRuns(n int) { e.keep.Store(int64(n)) }
 
 // Runs calls f with the store of run records, between runs: an undo must
 // not race a program writing the same files.

@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -50,21 +49,35 @@ var (
 	ErrNoRuns = errors.New("no run with changes to undo")
 )
 
-// Store is the record of the runs of one worktree. Its methods are not safe
-// for concurrent use: the caller serializes runs and undos.
+// Store is the record of the runs of one worktree. Its methods are safe
+// for concurrent use within a process; across processes the caller
+// serializes runs and undos (internal/execute's run lock), and a store
+// notices what another process recorded when the packs list changed.
 type Store struct {
+	mu   sync.Mutex
 	root string
 	dir  string
 	keep int
-	st   *filesystem.Storage
+	// st holds the loose blobs of large dirty files, written by Prepare
+	// before a run (packs are read and written without it: see pack.go).
+	st *filesystem.Storage
 	// kept remembers large dirty files written before earlier runs, by
 	// path: a file whose stat data did not change is not read again.
 	kept map[string]keptFile
-	// ids are the stored runs, newest first, and packs their packfiles:
-	// read once at Open, so that a run does not list the store's refs.
-	ids   []string
-	packs map[string]plumbing.Hash
-	mu    sync.Mutex
+	// ids are the stored runs, newest first, and runs where each is:
+	// read at Open, and again only when the packs list changed.
+	ids  []string
+	runs map[string]stored
+	seen packsStat
+	// recs caches the records read or written: a record never changes.
+	recs map[string]*Record
+}
+
+// stored is where a run is: its packfile, and its commit there.
+type stored struct{ pack, commit plumbing.Hash }
+
+func (sr stored) line(id string) string {
+	return id + " " + sr.pack.String() + " " + sr.commit.String() + "\n"
 }
 
 type keptFile struct {
@@ -72,12 +85,14 @@ type keptFile struct {
 	hash        plumbing.Hash
 }
 
+// packsStat is what says that another process changed the packs list.
+type packsStat struct {
+	size, mtime int64
+}
+
 // Open opens (creating it if needed) the store of the worktree at root,
 // keeping the last keep runs (DefaultKeep if keep <= 0).
 func Open(root string, keep int) (*Store, error) {
-	if keep <= 0 {
-		keep = DefaultKeep
-	}
 	dir := filepath.Join(root, ".omni", "runs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the runs store: %w", err)
@@ -88,41 +103,91 @@ func Open(root string, keep int) (*Store, error) {
 			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
 		}
 	}
-	s := &Store{root: root, dir: dir, keep: keep, st: st, kept: map[string]keptFile{}, packs: map[string]plumbing.Hash{}}
+	s := &Store{root: root, dir: dir, st: st, kept: map[string]keptFile{}, recs: map[string]*Record{}}
+	s.SetKeep(keep)
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("read the runs store %s: %w", dir, err)
 	}
 	return s, nil
 }
 
+// SetKeep sets how many runs are kept (DefaultKeep if keep <= 0), from the
+// next run on.
+func (s *Store) SetKeep(keep int) {
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	s.mu.Lock()
+	s.keep = keep
+	s.mu.Unlock()
+}
+
 func newStorage(dir string) *filesystem.Storage {
 	return filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
 }
 
-// load reads the ids of the stored runs and the list of their packfiles.
+// load reads the list of stored runs: the packs list, "<id> <pack>
+// <commit>" a line, and the refs/runs/<id> of stores written before the
+// commit was on the line.
 func (s *Store) load() error {
+	s.seen = s.packsStat()
+	s.ids, s.runs = nil, map[string]stored{}
+	data, err := os.ReadFile(filepath.Join(s.dir, packsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		sr := stored{pack: plumbing.NewHash(f[1])}
+		if len(f) > 2 {
+			sr.commit = plumbing.NewHash(f[2])
+		}
+		s.runs[f[0]] = sr
+	}
 	it, err := s.st.IterReferences()
 	if err != nil {
 		return err
 	}
 	err = it.ForEach(func(r *plumbing.Reference) error {
-		if n := r.Name().String(); strings.HasPrefix(n, refPrefix) {
-			s.ids = append(s.ids, strings.TrimPrefix(n, refPrefix))
+		id, ok := strings.CutPrefix(r.Name().String(), refPrefix)
+		if sr, listed := s.runs[id]; ok && listed && sr.commit.IsZero() {
+			sr.commit = r.Hash()
+			s.runs[id] = sr
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(s.ids, newestFirst)
-	data, err := os.ReadFile(filepath.Join(s.dir, packsFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	for line := range strings.Lines(string(data)) {
-		if id, pack, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
-			s.packs[id] = plumbing.NewHash(pack)
+	for id, sr := range s.runs {
+		if sr.commit.IsZero() {
+			delete(s.runs, id) // its line was written, its ref not: the run was lost
+			continue
 		}
+		s.ids = append(s.ids, id)
+	}
+	slices.SortFunc(s.ids, newestFirst)
+	return nil
+}
+
+func (s *Store) packsStat() packsStat {
+	fi, err := os.Stat(filepath.Join(s.dir, packsFile))
+	if err != nil {
+		return packsStat{}
+	}
+	return packsStat{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+}
+
+// refresh reads the packs list again if another process changed it.
+func (s *Store) refresh() error {
+	if s.packsStat() == s.seen {
+		return nil
+	}
+	if err := s.load(); err != nil {
+		return fmt.Errorf("read the runs store %s: %w", s.dir, err)
 	}
 	return nil
 }
@@ -192,6 +257,8 @@ type Pending struct {
 // Prepare keeps, just before a run, the content of the dirty files the
 // baseline m holds no copy of (large ones, up to MaxKeptBytes).
 func (s *Store) Prepare(m *changes.Mark) *Pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}}
 	m.Uncopied(func(rel string, pr *changes.Prior) {
 		if pr.Size > MaxKeptBytes {
@@ -225,12 +292,22 @@ type Run struct {
 // Record stores a run that changed the files in changed (all of them, in
 // path order), and prunes old runs. It returns the run's record.
 func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
 	rec := &Record{ID: s.newID(p.start), Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
+	w, err := openWorktree(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("record the run: %w", err)
+	}
+	defer w.Close()
 	b := newBatch()
 	for _, c := range changed {
 		f := File{Path: c.Path, Status: c.Status, Insertions: c.Insertions, Deletions: c.Deletions}
 		f.Before = s.prior(b, p, c)
-		f.After = s.capture(b, c.Path)
+		f.After = capture(w, b, c.Path)
 		rec.Files = append(rec.Files, f)
 	}
 	if err := s.save(b, rec); err != nil {
@@ -247,7 +324,12 @@ func (s *Store) prior(b *batch, p *Pending, c changes.Change) State {
 	}
 	st := State{Mode: modeString(modeOf(pr.Link, pr.Executable)), Size: pr.Size}
 	if k, ok := p.large[c.Path]; ok && k.size == pr.Size && k.mtime == pr.MTime {
-		st.Blob = k.hash.String()
+		data, err := s.loose(k.hash)
+		if err != nil {
+			st.NotKept = err.Error()
+			return st
+		}
+		st.Blob = b.add(plumbing.BlobObject, data).String()
 		return st
 	}
 	if pr.Size > MaxKeptBytes {
@@ -260,33 +342,6 @@ func (s *Store) prior(b *batch, p *Pending, c changes.Change) State {
 		return st
 	}
 	st.Blob = b.add(plumbing.BlobObject, data).String()
-	return st
-}
-
-// capture stores the current state of the file at rel.
-func (s *Store) capture(b *batch, rel string) State {
-	fi, err := lstatIn(s.root, rel)
-	if err != nil {
-		return State{}
-	}
-	if fi.IsDir() {
-		return State{Mode: modeDir}
-	}
-	link := fi.Mode()&os.ModeSymlink != 0
-	if !link && !fi.Mode().IsRegular() {
-		return State{Mode: modeDir, NotKept: "not a regular file"}
-	}
-	st := State{Mode: modeString(modeOf(link, fi.Mode()&0o100 != 0)), Size: fi.Size()}
-	if fi.Size() > MaxKeptBytes {
-		st.NotKept = fmt.Sprintf("over %d MiB", MaxKeptBytes>>20)
-		return st
-	}
-	data, err := changes.ReadFile(s.path(rel), link, MaxKeptBytes)
-	if err != nil {
-		st.NotKept = err.Error()
-		return st
-	}
-	st.Blob, st.Size = b.add(plumbing.BlobObject, data).String(), int64(len(data))
 	return st
 }
 
@@ -315,18 +370,11 @@ func (s *Store) newID(t time.Time) string {
 }
 
 // writeBlob writes a loose object: only Prepare does, before a run, for
-// large dirty files, and these are rare.
+// large dirty files, and these are rare. Record copies it into the run's
+// pack; prune deletes it once no dirty file has that content.
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
-	h := changes.BlobHash(data)
-	if s.st.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	return s.writeObject(plumbing.BlobObject, data)
-}
-
-func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	obj := s.st.NewEncodedObject()
-	obj.SetType(t)
+	obj.SetType(plumbing.BlobObject)
 	obj.SetSize(int64(len(data)))
 	w, err := obj.Writer()
 	if err != nil {
@@ -386,9 +434,10 @@ func (b *batch) encode(e interface {
 	return b.put(obj), nil
 }
 
-// save writes rec as a commit under refs/runs/<id>, in a packfile of its
-// own: a tree of run.json, program.ts and blobs/<hash> for every state
-// kept, so that the blobs are reachable and in the run's pack.
+// save writes rec as a commit in a packfile of its own (listed in
+// packsFile): a tree of run.json, program.ts and blobs/<hash> for every
+// state kept, so that the blobs are reachable and in the run's pack. The
+// caller has put every blob rec names in b.
 func (s *Store) save(b *batch, rec *Record) error {
 	meta, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -404,14 +453,8 @@ func (s *Store) save(b *batch, rec *Record) error {
 				continue
 			}
 			seen[h] = true
-			// A blob kept before the run, or one an undo puts back, is
-			// in an older pack or loose: this pack gets its own copy.
 			if b.mem.HasEncodedObject(plumbing.NewHash(h)) != nil {
-				data, err := s.blob(h)
-				if err != nil {
-					return err
-				}
-				b.add(plumbing.BlobObject, data)
+				return fmt.Errorf("record run %s: blob %s of %s is not in its pack", rec.ID, h, f.Path)
 			}
 			blobs = append(blobs, object.TreeEntry{Name: h, Mode: filemode.Regular, Hash: plumbing.NewHash(h)})
 		}
@@ -438,46 +481,28 @@ func (s *Store) save(b *batch, rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
 	}
+	sr := stored{pack: pack, commit: ch}
 	f, err := os.OpenFile(filepath.Join(s.dir, packsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
-		_, err = fmt.Fprintf(f, "%s %s\n", rec.ID, pack)
+		_, err = f.WriteString(sr.line(rec.ID))
 		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
 	}
-	if err := s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(refPrefix+rec.ID), ch)); err != nil {
-		return fmt.Errorf("write to the runs store: %w", err)
-	}
-	s.packs[rec.ID] = pack
+	s.runs[rec.ID] = sr
+	s.recs[rec.ID] = rec.clone()
 	s.ids = append(s.ids, rec.ID)
 	slices.SortFunc(s.ids, newestFirst)
-	return s.prune()
+	if err := s.prune(); err != nil {
+		return err
+	}
+	s.seen = s.packsStat()
+	return nil
 }
 
-// writePack writes the batch's objects as one packfile, without deltas:
-// the objects of one run are mostly unlike, and searching costs time.
-func (s *Store) writePack(b *batch) (plumbing.Hash, error) {
-	w, err := s.st.PackfileWriter()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	// The encoder writes an object in many small pieces: one write to
-	// the file, not hundreds.
-	var buf bytes.Buffer
-	h, err := packfile.NewEncoder(&buf, b.mem, false).Encode(b.hashes, 0)
-	if err == nil {
-		_, err = w.Write(buf.Bytes())
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return h, err
-}
-
-// prune drops the oldest runs past keep, with their packs. Loose objects
-// (blobs kept by Prepare, runs stored before packs) are pruned by a walk
-// over the store, only when there are any.
+// prune drops the oldest runs past keep, with their packs, and the loose
+// blobs no dirty file holds any more.
 func (s *Store) prune() error {
 	if len(s.ids) <= s.keep+pruneSlack {
 		return nil
@@ -486,48 +511,64 @@ func (s *Store) prune() error {
 	s.ids = slices.Clone(s.ids[:s.keep])
 	var lines strings.Builder
 	for _, id := range s.ids {
-		if p, ok := s.packs[id]; ok {
-			fmt.Fprintf(&lines, "%s %s\n", id, p)
-		}
+		lines.WriteString(s.runs[id].line(id))
 	}
-	if err := os.WriteFile(filepath.Join(s.dir, packsFile), []byte(lines.String()), 0o644); err != nil {
+	if err := writeFile(filepath.Join(s.dir, packsFile), []byte(lines.String())); err != nil {
 		return fmt.Errorf("prune the runs store: %w", err)
 	}
 	for _, id := range old {
+		sr := s.runs[id]
+		delete(s.runs, id)
+		delete(s.recs, id)
+		// Stores written before the commit was on the packs list have refs.
 		if err := s.st.RemoveReference(plumbing.ReferenceName(refPrefix + id)); err != nil {
 			return fmt.Errorf("prune the runs store: %w", err)
 		}
-		if p, ok := s.packs[id]; ok {
-			delete(s.packs, id)
-			if err := s.st.DeleteOldObjectPackAndIndex(p, time.Time{}); err != nil && !errors.Is(err, os.ErrNotExist) {
+		base := s.packPath(sr.pack)
+		for _, ext := range []string{".pack", ".idx"} {
+			if err := os.Remove(base + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("prune the runs store: %w", err)
 			}
 		}
 	}
-	// go-git's storage keeps the indexes of the packs it has read, the
-	// deleted ones too: a fresh one reads the packs that are left.
-	s.st = newStorage(s.dir)
-	errLoose := errors.New("a loose object")
-	if err := s.st.ForEachObjectHash(func(plumbing.Hash) error { return errLoose }); !errors.Is(err, errLoose) {
-		return err
+	live := map[plumbing.Hash]bool{}
+	for _, k := range s.kept {
+		live[k.hash] = true
 	}
-	r, err := git.Open(s.st, nil)
+	var dead []plumbing.Hash
+	err := s.st.ForEachObjectHash(func(h plumbing.Hash) error {
+		if !live[h] {
+			dead = append(dead, h)
+		}
+		return nil
+	})
+	for _, h := range dead {
+		err = errors.Join(err, s.st.DeleteLooseObject(h))
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("prune the runs store: %w", err)
 	}
-	s.kept = map[string]keptFile{}
-	return r.Prune(git.PruneOptions{Handler: r.DeleteObject})
+	return nil
 }
 
 // List returns the last n runs (all kept if n <= 0), newest first.
 func (s *Store) List(n int) ([]*Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.list(n)
+}
+
+func (s *Store) list(n int) ([]*Record, error) {
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
 	ids := s.ids
 	if n > 0 && len(ids) > n {
 		ids = ids[:n]
 	}
 	out := make([]*Record, 0, len(ids))
 	for _, id := range ids {
-		r, err := s.Get(id)
+		r, err := s.get(id)
 		if err != nil {
 			return nil, err
 		}
@@ -538,8 +579,16 @@ func (s *Store) List(n int) ([]*Record, error) {
 
 // Get returns the run with id, or the only one whose id starts with it.
 func (s *Store) Get(id string) (*Record, error) {
-	ref, err := s.st.Reference(plumbing.ReferenceName(refPrefix + id))
-	if err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	return s.get(id)
+}
+
+func (s *Store) get(id string) (*Record, error) {
+	if _, ok := s.runs[id]; !ok {
 		var match []string
 		for _, i := range s.ids {
 			if id != "" && strings.HasPrefix(i, id) {
@@ -549,50 +598,39 @@ func (s *Store) Get(id string) (*Record, error) {
 		if len(match) != 1 {
 			return nil, fmt.Errorf("%w: %q (omnidev runs lists them)", ErrNotFound, id)
 		}
-		if ref, err = s.st.Reference(plumbing.ReferenceName(refPrefix + match[0])); err != nil {
-			return nil, err
-		}
+		id = match[0]
 	}
-	c, err := object.GetCommit(s.st, ref.Hash())
+	if r, ok := s.recs[id]; ok {
+		return r.clone(), nil
+	}
+	p, err := s.openPack(s.runs[id].pack)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", id, err)
 	}
-	t, err := c.Tree()
+	defer p.Close()
+	rec, err := p.record(s.runs[id].commit)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", id, err)
 	}
-	rec := &Record{}
-	meta, err := treeFile(t, "run.json")
-	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", id, err)
-	}
-	if err := json.Unmarshal(meta, rec); err != nil {
-		return nil, fmt.Errorf("read run %s: %w", id, err)
-	}
-	prog, err := treeFile(t, "program.ts")
-	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", id, err)
-	}
-	rec.Program = string(prog)
-	return rec, nil
+	s.recs[id] = rec
+	return rec.clone(), nil
 }
 
-func treeFile(t *object.Tree, name string) ([]byte, error) {
-	f, err := t.File(name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+func (r *Record) clone() *Record {
+	c := *r
+	c.Files = slices.Clone(r.Files)
+	return &c
 }
 
 // Latest returns the newest run that changed files.
 func (s *Store) Latest() (*Record, error) {
-	recs, err := s.List(0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest()
+}
+
+func (s *Store) latest() (*Record, error) {
+	recs, err := s.list(0)
 	if err != nil {
 		return nil, err
 	}
@@ -604,12 +642,16 @@ func (s *Store) Latest() (*Record, error) {
 	return nil, ErrNoRuns
 }
 
-// blob reads a stored blob.
-func (s *Store) blob(hash string) ([]byte, error) {
-	obj, err := s.st.EncodedObject(plumbing.BlobObject, plumbing.NewHash(hash))
+// loose reads a blob Prepare wrote.
+func (s *Store) loose(h plumbing.Hash) ([]byte, error) {
+	obj, err := s.st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s from the runs store: %w", hash, err)
+		return nil, fmt.Errorf("read blob %s from the runs store: %w", h, err)
 	}
+	return readObject(obj)
+}
+
+func readObject(obj plumbing.EncodedObject) ([]byte, error) {
 	r, err := obj.Reader()
 	if err != nil {
 		return nil, err

@@ -1,8 +1,11 @@
 package runs
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,9 +48,14 @@ func TestPrune(t *testing.T) {
 			t.Errorf("runs = %v, want %v", got, want)
 		}
 		for _, r := range recs {
-			if _, err := s.blob(r.Files[0].After.Blob); err != nil {
+			p, err := s.openPack(s.runs[r.ID].pack)
+			if err != nil {
+				t.Fatalf("run %s: %v", r.ID, err)
+			}
+			if _, err := p.blob(r.Files[0].After.Blob); err != nil {
 				t.Errorf("run %s: %v", r.ID, err)
 			}
+			p.Close()
 		}
 	}
 	check(s)
@@ -65,5 +73,139 @@ func TestPrune(t *testing.T) {
 	check(s2)
 	if data, _ := os.ReadFile(filepath.Join(dir, ".omni/runs", packsFile)); len(data) == 0 {
 		t.Error("the packs list is empty")
+	}
+}
+
+// saveRun stores a run that changed a.txt from before to after.
+func saveRun(t *testing.T, s *Store, at time.Time, before, after string) *Record {
+	t.Helper()
+	b := newBatch()
+	rec := &Record{ID: s.newID(at), Time: at, Program: "x", Files: []File{{
+		Path: "a.txt", Status: changes.StatusModified,
+		Before: State{Mode: "100644", Blob: b.add(plumbing.BlobObject, []byte(before)).String(), Size: int64(len(before))},
+		After:  State{Mode: "100644", Blob: b.add(plumbing.BlobObject, []byte(after)).String(), Size: int64(len(after))},
+	}}}
+	if err := s.save(b, rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestTwoProcesses: a store sees the runs another process recorded after
+// it was opened, and its pruning keeps them.
+func TestTwoProcesses(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.UnixMilli(1_700_000_000_000)
+	fromB := saveRun(t, b, start, "1\n", "2\n")
+	got, err := a.Get(fromB.ID)
+	if err != nil || got.ID != fromB.ID {
+		t.Fatalf("a.Get(%s) = %v, %v", fromB.ID, got, err)
+	}
+	var last *Record
+	for i := range 3 + pruneSlack {
+		last = saveRun(t, a, start.Add(time.Duration(i+1)*time.Second), "x\n", "y\n")
+	}
+	recs, err := b.List(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].ID != last.ID {
+		t.Errorf("b lists %d runs, newest %v; want 3, newest %s", len(recs), recs, last.ID)
+	}
+}
+
+// TestOlderStore: a store written before the packs list held the commit
+// (the commit is in refs/runs/<id>) is read, and pruned, as well.
+func TestOlderStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.UnixMilli(1_700_000_000_000)
+	var lines strings.Builder
+	var ids []string
+	for i := range 2 {
+		rec := saveRun(t, s, start.Add(time.Duration(i)*time.Second), "old\n", "new\n")
+		sr := s.runs[rec.ID]
+		fmt.Fprintf(&lines, "%s %s\n", rec.ID, sr.pack)
+		if err := s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(refPrefix+rec.ID), sr.commit)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".omni/runs", packsFile), []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := Open(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := old.Get(ids[0])
+	if err != nil || len(rec.Files) != 1 || rec.Program != "x" {
+		t.Fatalf("Get(%s) = %+v, %v", ids[0], rec, err)
+	}
+	var diff strings.Builder
+	if err := old.WriteDiff(&diff, rec); err != nil || !strings.Contains(diff.String(), "-old\n+new\n") {
+		t.Errorf("diff = %q, %v", diff.String(), err)
+	}
+	for i := range 1 + pruneSlack {
+		saveRun(t, old, start.Add(time.Duration(10+i)*time.Second), "a\n", "b\n")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".omni/runs", refPrefix+ids[0])); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the ref of pruned run %s is still there: %v", ids[0], err)
+	}
+}
+
+// TestDiffContext: the diff has git's header and hunks of three lines of
+// context, not the whole file.
+func TestDiffContext(t *testing.T) {
+	s, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&before, "line %d\n", i)
+		if i == 15 {
+			after.WriteString("changed\n")
+			continue
+		}
+		fmt.Fprintf(&after, "line %d\n", i)
+	}
+	rec := saveRun(t, s, time.Now(), before.String(), after.String())
+	var diff strings.Builder
+	if err := s.WriteDiff(&diff, rec); err != nil {
+		t.Fatal(err)
+	}
+	want := "diff --git a/a.txt b/a.txt\nindex " + rec.Files[0].Before.Blob + ".." + rec.Files[0].After.Blob + " 100644\n" +
+		"--- a/a.txt\n+++ b/a.txt\n@@ -13,7 +13,7 @@ line 11\n line 12\n line 13\n line 14\n-line 15\n+changed\n line 16\n line 17\n line 18\n"
+	if diff.String() != want {
+		t.Errorf("diff:\n%s\nwant:\n%s", diff.String(), want)
+	}
+}
+
+// TestSetKeep: a smaller keep applies from the next run on.
+func TestSetKeep(t *testing.T) {
+	s, err := Open(t.TempDir(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.UnixMilli(1_700_000_000_000)
+	for i := range 20 {
+		saveRun(t, s, start.Add(time.Duration(i)*time.Second), "a\n", "b\n")
+	}
+	s.SetKeep(5)
+	saveRun(t, s, start.Add(time.Minute), "a\n", "b\n")
+	if recs, err := s.List(0); err != nil || len(recs) != 5 {
+		t.Errorf("%d runs kept, want 5 (%v)", len(recs), err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/omnidev/omnidev/internal/changes"
 )
 
@@ -42,18 +44,39 @@ type UndoResult struct {
 // result listing them with an error wrapping ErrChangedSince. The undo is
 // recorded as a run of its own.
 func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
 	var rec *Record
 	var err error
 	if id == "" {
-		rec, err = s.Latest()
+		rec, err = s.latest()
 	} else {
-		rec, err = s.Get(id)
+		rec, err = s.get(id)
 	}
 	if err != nil {
 		return nil, err
 	}
+	p, err := s.openPack(s.runs[rec.ID].pack)
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", rec.ID, err)
+	}
+	defer p.Close()
+	w, err := openWorktree(s.root)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
 	res := &UndoResult{Undone: rec.ID, Restored: []string{}}
-	var todo []File
+	// todo: the files to restore, each with its state now and content.
+	type file struct {
+		File
+		now     State
+		content []byte
+	}
+	var todo []file
 	for _, f := range rec.Files {
 		if err := checkPath(f.Path); err != nil {
 			return nil, err
@@ -62,13 +85,14 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 			res.NotKept = append(res.NotKept, f.Path+": "+f.Before.NotKept)
 			continue
 		}
-		if !s.matches(f.Path, f.After) {
+		now, content := w.state(f.Path)
+		if !matches(now, f.After) {
 			res.ChangedSince = append(res.ChangedSince, f.Path)
 			if !force {
 				continue
 			}
 		}
-		todo = append(todo, f)
+		todo = append(todo, file{f, now, content})
 	}
 	if len(res.ChangedSince) > 0 && !force {
 		return res, fmt.Errorf("%w: %s; nothing restored (--force restores them too, losing those changes)", ErrChangedSince, strings.Join(res.ChangedSince, ", "))
@@ -80,7 +104,7 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 	undo := &Record{ID: s.newID(start), Time: start, Undoes: rec.ID, Program: "// omnidev undo " + rec.ID + "\n"}
 	// Removals first, deepest first, so that a folder the run put where a
 	// file was is gone before the file comes back.
-	slices.SortStableFunc(todo, func(a, b File) int {
+	slices.SortStableFunc(todo, func(a, b file) int {
 		if ra, rb := !a.Before.exists(), !b.Before.exists(); ra != rb {
 			if ra {
 				return -1
@@ -92,8 +116,19 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 	var failed []error
 	b := newBatch()
 	for _, f := range todo {
-		u := File{Path: f.Path, Before: s.capture(b, f.Path), After: f.Before}
-		if err := s.restore(f.Path, f.Before); err != nil {
+		u := File{Path: f.Path, Before: f.now, After: f.Before}
+		if u.Before.Blob != "" {
+			b.add(plumbing.BlobObject, f.content)
+		}
+		var data []byte
+		if f.Before.exists() {
+			if data, err = p.blob(f.Before.Blob); err != nil {
+				failed = append(failed, fmt.Errorf("restore %s: %w", f.Path, err))
+				continue
+			}
+			b.add(plumbing.BlobObject, data)
+		}
+		if err := restore(w, f.Path, f.Before, data); err != nil {
 			failed = append(failed, fmt.Errorf("restore %s: %w", f.Path, err))
 			continue
 		}
@@ -123,9 +158,8 @@ func status(before, after State) changes.Status {
 	return changes.StatusModified
 }
 
-// matches says whether the file at rel is in state st.
-func (s *Store) matches(rel string, st State) bool {
-	cur := s.peek(rel)
+// matches says whether a file in state cur is in state st.
+func matches(cur, st State) bool {
 	if cur.Mode != st.Mode {
 		return false
 	}
@@ -135,40 +169,11 @@ func (s *Store) matches(rel string, st State) bool {
 	return st.Blob != "" && cur.Blob == st.Blob
 }
 
-// peek is capture without writing to the store.
-func (s *Store) peek(rel string) State {
-	fi, err := lstatIn(s.root, rel)
-	if err != nil {
-		return State{}
-	}
-	if fi.IsDir() || (!fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0) {
-		return State{Mode: modeDir}
-	}
-	link := fi.Mode()&os.ModeSymlink != 0
-	st := State{Mode: modeString(modeOf(link, fi.Mode()&0o100 != 0)), Size: fi.Size()}
-	data, err := changes.ReadFile(s.path(rel), link, MaxKeptBytes)
-	if err == nil {
-		st.Blob = changes.BlobHash(data).String()
-	}
-	return st
-}
-
-// restore puts the file at rel in state st.
-func (s *Store) restore(rel string, st State) error {
-	root, err := os.OpenRoot(s.root)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+// restore puts the file at rel in state st, whose content is data.
+func restore(w *worktree, rel string, st State, data []byte) error {
 	name := path.Clean(rel)
 	if !st.exists() {
-		if err := realParents(root, name, false); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		fi, err := root.Lstat(name)
+		d, base, fi, err := w.lstat(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -176,34 +181,36 @@ func (s *Store) restore(rel string, st State) error {
 			return err
 		}
 		if fi.IsDir() {
-			return root.RemoveAll(name)
+			w.forget(name)
+			return d.RemoveAll(base)
 		}
-		if err := root.Remove(name); err != nil {
+		if err := d.Remove(base); err != nil {
 			return err
 		}
 		// Folders the run made for the file, now empty, go too.
 		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-			if root.Remove(dir) != nil {
+			parent, err := w.dir(path.Dir(dir), false)
+			if err != nil || parent.Remove(path.Base(dir)) != nil {
 				break
 			}
+			w.forget(dir)
 		}
 		return nil
 	}
-	data, err := s.blob(st.Blob)
+	d, err := w.dir(path.Dir(name), true)
 	if err != nil {
 		return err
 	}
-	if err := realParents(root, name, true); err != nil {
-		return err
-	}
-	if fi, err := root.Lstat(name); err == nil && fi.IsDir() {
-		if err := root.RemoveAll(name); err != nil {
+	base := path.Base(name)
+	if fi, err := d.Lstat(base); err == nil && fi.IsDir() {
+		w.forget(name)
+		if err := d.RemoveAll(base); err != nil {
 			return err
 		}
 	}
-	tmp := path.Join(path.Dir(name), fmt.Sprintf(".omnidev-undo-%d", time.Now().UnixNano()))
+	tmp := fmt.Sprintf(".omnidev-undo-%d", time.Now().UnixNano())
 	if st.Mode == "120000" {
-		if err := root.Symlink(string(data), tmp); err != nil {
+		if err := d.Symlink(string(data), tmp); err != nil {
 			return err
 		}
 	} else {
@@ -211,67 +218,38 @@ func (s *Store) restore(rel string, st State) error {
 		if st.Mode == "100755" {
 			perm = 0o755
 		}
-		f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err != nil {
 			return err
 		}
 		_, werr := f.Write(data)
+		if werr == nil {
+			// The umask may have taken bits off: the mode is git's. On
+			// the open file, not by name: the name may be a symlink by now.
+			werr = f.Chmod(perm)
+		}
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
-		if werr == nil {
-			// The umask may have taken bits off: the mode is git's.
-			werr = root.Chmod(tmp, perm)
-		}
 		if werr != nil {
-			root.Remove(tmp)
+			d.Remove(tmp)
 			return werr
 		}
 	}
-	if err := root.Rename(tmp, name); err != nil {
-		root.Remove(tmp)
+	if err := d.Rename(tmp, base); err != nil {
+		d.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-// realParents checks that every folder above name is a real folder, not a
-// symlink (a program may have put one where a folder was, to have undo
-// write elsewhere), creating the missing ones when create is set.
-func realParents(root *os.Root, name string, create bool) error {
-	parts := strings.Split(name, "/")
-	for i := 1; i < len(parts); i++ {
-		dir := strings.Join(parts[:i], "/")
-		fi, err := root.Lstat(dir)
-		if errors.Is(err, fs.ErrNotExist) && create {
-			if err := root.Mkdir(dir, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder now", dir)
-		}
+// capture stores the state of the file at rel in b.
+func capture(w *worktree, b *batch, rel string) State {
+	st, data := w.state(rel)
+	if st.Blob != "" {
+		st.Blob = b.add(plumbing.BlobObject, data).String()
 	}
-	return nil
-}
-
-// lstatIn returns the stat data of the file at rel below root, if every
-// folder above it is a real folder.
-func lstatIn(root, rel string) (os.FileInfo, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	name := path.Clean(rel)
-	if err := realParents(r, name, false); err != nil {
-		return nil, err
-	}
-	return r.Lstat(name)
+	return st
 }
 
 // checkPath refuses a path a record should never hold: outside the
