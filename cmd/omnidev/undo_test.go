@@ -82,7 +82,7 @@ func gitState(t *testing.T, dir string) map[string]string {
 	}
 }
 
-const undoProgram = `import { writeFileSync, unlinkSync, chmodSync, symlinkSync, mkdirSync } from "node:fs";
+const undoProgram = `import { writeFileSync, unlinkSync, chmodSync, symlinkSync, mkdirSync, renameSync } from "node:fs";
 writeFileSync("new.txt", "new\n");
 mkdirSync("made/deep", { recursive: true });
 writeFileSync("made/deep/file.txt", "deep\n");
@@ -93,6 +93,8 @@ unlinkSync("gone.txt");
 unlinkSync("sub/tool.sh");
 chmodSync("plain.txt", 0o755);
 symlinkSync("plain.txt", "link");
+mkdirSync("moved");
+renameSync("kept.txt", "moved/kept.txt");
 export function main() { return 3; }
 `
 
@@ -121,6 +123,7 @@ func TestUndoRun(t *testing.T) {
 		"gone.txt":         "gone\n",
 		"sub/tool.sh":      "#!/bin/sh\necho hi\n",
 		"big.bin":          "committed big\n",
+		"kept.txt":         "renamed by the run\n",
 	})
 	os.Chmod(filepath.Join(dir, "sub/tool.sh"), 0o755)
 	gitOut(t, dir, "add", ".")
@@ -138,7 +141,7 @@ func TestUndoRun(t *testing.T) {
 	}
 	changed := worktree(t, dir)
 	code, out, errOut := omnidev(t, "", "--dir", dir, "runs")
-	if code != 0 || !strings.Contains(out, "exit 3") || !strings.Contains(out, "9 files") {
+	if code != 0 || !strings.Contains(out, "exit 3") || !strings.Contains(out, "11 files") {
 		t.Fatalf("runs: exit %d\n%s%s", code, out, errOut)
 	}
 	id := strings.Fields(out)[0]
@@ -205,6 +208,7 @@ func TestUndoOutsideGit(t *testing.T) {
 		"sub/tool.sh":      "#!/bin/sh\n",
 		"untracked.txt":    "x",
 		"big.bin":          "b",
+		"kept.txt":         "k",
 	})
 	before := worktree(t, dir)
 	if code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-"); code != 3 {
@@ -215,5 +219,44 @@ func TestUndoOutsideGit(t *testing.T) {
 	}
 	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
 		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
+	}
+}
+
+// TestUndoNoCommits: in a git repository with no commit yet, every file is
+// untracked, and undo still restores them byte for byte.
+func TestUndoNoCommits(t *testing.T) {
+	t.Setenv("OMNIDEV_TRUST_ALL", "1")
+	dir := gitInit(t)
+	writeFiles(t, dir, map[string]string{
+		"omni/config.toml": "project = \"fresh\"\n",
+		".gitignore":       ".omni/\n",
+		"plain.txt":        "plain\n",
+		"dirty.txt":        "some text\n",
+		"gone.txt":         "gone\n",
+		"sub/tool.sh":      "#!/bin/sh\n",
+		"untracked.txt":    "x",
+		"big.bin":          strings.Repeat("z", 3<<20),
+		"kept.txt":         "k",
+	})
+	// No commit: no log or reflog to compare, and git says so by failing.
+	fresh := func() map[string]string {
+		return map[string]string{
+			"status":       gitOut(t, dir, "status", "--porcelain", "--untracked-files=all"),
+			"stash list":   gitOut(t, dir, "stash", "list"),
+			"for-each-ref": gitOut(t, dir, "for-each-ref"),
+		}
+	}
+	before, git0 := worktree(t, dir), fresh()
+	if code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-"); code != 3 {
+		t.Fatalf("exec: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := omnidev(t, "", "--dir", dir, "undo"); code != 0 {
+		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
+	}
+	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
+	}
+	if diff := mapDiff(git0, fresh()); diff != "" {
+		t.Errorf("git state changed (-before +after):\n%s", diff)
 	}
 }
