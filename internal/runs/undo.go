@@ -257,7 +257,8 @@ func capture(w *worktree, b *batch, rel string) State {
 func checkPath(rel string) error {
 	c := path.Clean(rel)
 	first, _, _ := strings.Cut(c, "/")
-	if c != rel || path.IsAbs(c) || first == ".." || first == "." || first == ".git" || first == ".omni" {
+	// Case folded: on macOS and Windows .GIT is .git.
+	if c != rel || path.IsAbs(c) || first == ".." || first == "." || strings.EqualFold(first, ".git") || strings.EqualFold(first, ".omni") {
 		return fmt.Errorf("refuse to restore %q: not a worktree file", rel)
 	}
 	return nil
