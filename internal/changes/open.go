@@ -58,13 +58,18 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d)", path, errTooLarge, fi.Size(), limit)
 	}
-	// The size may grow while it is read: never past the limit.
+	return readAtMost(f, path, limit)
+}
+
+// readAtMost reads f to its end, failing past limit bytes: the size may
+// grow while it is read.
+func readAtMost(f *os.File, name string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: %w (grew past %d bytes)", path, errTooLarge, limit)
+		return nil, fmt.Errorf("%s: %w (grew past %d bytes)", name, errTooLarge, limit)
 	}
 	return data, nil
 }
@@ -98,14 +103,7 @@ func ReadIn(d *os.Root, name string, fi os.FileInfo, limit int64) ([]byte, error
 	if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w", name, ErrReplaced)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: %w (grew past %d bytes)", name, errTooLarge, limit)
-	}
-	return data, nil
+	return readAtMost(f, name, limit)
 }
 
 // ErrReplaced says a file or folder was replaced while it was being read.
