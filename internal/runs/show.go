@@ -12,6 +12,15 @@ import (
 // WriteDiff writes a unified diff of the files rec changed, each file as
 // one hunk with the whole file as context.
 func (s *Store) WriteDiff(w io.Writer, rec *Record) error {
+	return s.WriteDiffHiding(w, rec, nil)
+}
+
+// WriteDiffHiding is WriteDiff for a reader who may not see every file (a
+// program, which the sandbox keeps from some): a file hide reports is named
+// with its header, its content left out and said to be.
+func (s *Store) WriteDiffHiding(w io.Writer, rec *Record, hide func(path string) bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, f := range rec.Files {
 		a, b := "a/"+f.Path, "b/"+f.Path
 		fmt.Fprintf(w, "diff --git %s %s\n", a, b)
@@ -24,6 +33,10 @@ func (s *Store) WriteDiff(w io.Writer, rec *Record) error {
 			b = "/dev/null"
 		case f.Before.Mode != f.After.Mode:
 			fmt.Fprintf(w, "old mode %s\nnew mode %s\n", f.Before.Mode, f.After.Mode)
+		}
+		if hide != nil && hide(f.Path) {
+			fmt.Fprintf(w, "# content withheld: %s is hidden from programs (omnidev runs show %s prints it)\n", f.Path, rec.ID)
+			continue
 		}
 		old, oerr := s.side(f.Before)
 		cur, cerr := s.side(f.After)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,10 +49,17 @@ var (
 	ErrNotFound = errors.New("no such run")
 	// ErrNoRuns: no run changed files yet.
 	ErrNoRuns = errors.New("no run with changes to undo")
+	// ErrRunning: the run is in progress, not recorded yet (a program
+	// that asks for its own run).
+	ErrRunning = errors.New("run in progress")
 )
 
-// Store is the record of the runs of one worktree. Its methods are not safe
-// for concurrent use: the caller serializes runs and undos.
+// Store is the record of the runs of one worktree. Its methods are safe
+// for concurrent use, each holding the store for its whole length: a
+// program's own calls (runs.undo from inside a run) come while the run that
+// started it is between Prepare and Record. Keeping the worktree still is
+// the caller's part: it serializes runs with each other and with undos made
+// from outside a run.
 type Store struct {
 	root string
 	dir  string
@@ -64,7 +72,10 @@ type Store struct {
 	// read once at Open, so that a run does not list the store's refs.
 	ids   []string
 	packs map[string]plumbing.Hash
-	mu    sync.Mutex
+	// running are the ids given to runs between Prepare and Record: taken,
+	// and refused by Get with ErrRunning.
+	running map[string]bool
+	mu      sync.Mutex
 }
 
 type keptFile struct {
@@ -88,7 +99,7 @@ func Open(root string, keep int) (*Store, error) {
 			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
 		}
 	}
-	s := &Store{root: root, dir: dir, keep: keep, st: st, kept: map[string]keptFile{}, packs: map[string]plumbing.Hash{}}
+	s := &Store{root: root, dir: dir, keep: keep, st: st, kept: map[string]keptFile{}, packs: map[string]plumbing.Hash{}, running: map[string]bool{}}
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("read the runs store %s: %w", dir, err)
 	}
@@ -184,6 +195,7 @@ func (r *Record) Insertions() (ins, del int) {
 
 // Pending is what was kept just before a run, for Record after it.
 type Pending struct {
+	id    string
 	mark  *changes.Mark
 	start time.Time
 	large map[string]keptFile
@@ -192,7 +204,11 @@ type Pending struct {
 // Prepare keeps, just before a run, the content of the dirty files the
 // baseline m holds no copy of (large ones, up to MaxKeptBytes).
 func (s *Store) Prepare(m *changes.Mark) *Pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}}
+	p.id = s.newID(p.start)
+	s.running[p.id] = true
 	m.Uncopied(func(rel string, pr *changes.Prior) {
 		if pr.Size > MaxKeptBytes {
 			return
@@ -225,7 +241,10 @@ type Run struct {
 // Record stores a run that changed the files in changed (all of them, in
 // path order), and prunes old runs. It returns the run's record.
 func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, error) {
-	rec := &Record{ID: s.newID(p.start), Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.running, p.id)
+	rec := &Record{ID: p.id, Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
 	b := newBatch()
 	for _, c := range changed {
 		f := File{Path: c.Path, Status: c.Status, Insertions: c.Insertions, Deletions: c.Deletions}
@@ -307,7 +326,7 @@ func (s *Store) newID(t time.Time) string {
 	ms := t.UnixMilli()
 	for {
 		id := strconv.FormatInt(ms, 36)
-		if !slices.Contains(s.ids, id) {
+		if !slices.Contains(s.ids, id) && !s.running[id] {
 			return id
 		}
 		ms++
@@ -521,13 +540,19 @@ func (s *Store) prune() error {
 
 // List returns the last n runs (all kept if n <= 0), newest first.
 func (s *Store) List(n int) ([]*Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.list(n)
+}
+
+func (s *Store) list(n int) ([]*Record, error) {
 	ids := s.ids
 	if n > 0 && len(ids) > n {
 		ids = ids[:n]
 	}
 	out := make([]*Record, 0, len(ids))
 	for _, id := range ids {
-		r, err := s.Get(id)
+		r, err := s.get(id)
 		if err != nil {
 			return nil, err
 		}
@@ -537,17 +562,30 @@ func (s *Store) List(n int) ([]*Record, error) {
 }
 
 // Get returns the run with id, or the only one whose id starts with it.
+// The id of a run in progress is refused with ErrRunning.
 func (s *Store) Get(id string) (*Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.get(id)
+}
+
+func (s *Store) get(id string) (*Record, error) {
+	if s.running[id] {
+		return nil, errRunning(id)
+	}
 	ref, err := s.st.Reference(plumbing.ReferenceName(refPrefix + id))
 	if err != nil {
 		var match []string
-		for _, i := range s.ids {
+		for _, i := range slices.Concat(s.ids, slices.Collect(maps.Keys(s.running))) {
 			if id != "" && strings.HasPrefix(i, id) {
 				match = append(match, i)
 			}
 		}
 		if len(match) != 1 {
 			return nil, fmt.Errorf("%w: %q (omnidev runs lists them)", ErrNotFound, id)
+		}
+		if s.running[match[0]] {
+			return nil, errRunning(match[0])
 		}
 		if ref, err = s.st.Reference(plumbing.ReferenceName(refPrefix + match[0])); err != nil {
 			return nil, err
@@ -577,6 +615,10 @@ func (s *Store) Get(id string) (*Record, error) {
 	return rec, nil
 }
 
+func errRunning(id string) error {
+	return fmt.Errorf("%w: run %s has not ended, so it cannot be shown or undone yet (a program cannot undo itself); once it has ended, omnidev undo %s does", ErrRunning, id, id)
+}
+
 func treeFile(t *object.Tree, name string) ([]byte, error) {
 	f, err := t.File(name)
 	if err != nil {
@@ -592,7 +634,13 @@ func treeFile(t *object.Tree, name string) ([]byte, error) {
 
 // Latest returns the newest run that changed files.
 func (s *Store) Latest() (*Record, error) {
-	recs, err := s.List(0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest()
+}
+
+func (s *Store) latest() (*Record, error) {
+	recs, err := s.list(0)
 	if err != nil {
 		return nil, err
 	}

@@ -42,12 +42,14 @@ type UndoResult struct {
 // result listing them with an error wrapping ErrChangedSince. The undo is
 // recorded as a run of its own.
 func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var rec *Record
 	var err error
 	if id == "" {
-		rec, err = s.Latest()
+		rec, err = s.latest()
 	} else {
-		rec, err = s.Get(id)
+		rec, err = s.get(id)
 	}
 	if err != nil {
 		return nil, err
