@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/omnidev/omnidev/internal/isolate"
+	"github.com/omnidev/omnidev/internal/query"
 	"github.com/omnidev/omnidev/internal/runs"
+	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
 const (
@@ -229,6 +232,48 @@ func runsError(fn string, err error) error {
 		return fmt.Errorf("runs.%s: %w; runs.list() lists the runs kept", fn, err)
 	}
 	return fmt.Errorf("runs.%s: %w", fn, err)
+}
+
+// withBuiltin adds the omnidev module to an omni_query answer: always to
+// the empty query's summary and types, and to a query's when it asks for
+// types and names runs, undo or a diff.
+func withBuiltin(req query.Request, res *query.Result) {
+	if strings.TrimSpace(req.Query) != "" && !(req.IncludeTypes && asksForRuns(req.Query)) {
+		return
+	}
+	res.Summary = append(res.Summary, builtinSummary)
+	decl := strings.TrimSuffix(tsgen.BuiltinDeclaration(), "\n")
+	if res.TypeDefinitions == "" {
+		res.TypeDefinitions = decl
+	} else {
+		res.TypeDefinitions += "\n\n" + decl
+	}
+}
+
+// builtinSummary lists the omnidev module, which no capability provides
+// and the index does not hold: an agent learns of it from the empty query's
+// summary, or from a query about runs.
+var builtinSummary = query.CapabilitySummary{
+	ID:          tsgen.BuiltinModule,
+	Module:      tsgen.BuiltinModule,
+	Name:        "omnidev (built in)",
+	Description: "runs.list(), runs.show(id) and runs.undo(id?, { force }): the runs omni_execute recorded, their diffs, and undoing one from a program",
+	Functions:   3,
+}
+
+// runsWords are the query words that bring the omnidev module's types.
+var runsWords = []string{"omnidev", "run", "runs", "undo", "revert", "diff", "rollback"}
+
+// asksForRuns reports whether a query is about runs and undoing them.
+func asksForRuns(query string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z')
+	}) {
+		if slices.Contains(runsWords, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // cappedWriter keeps the first max bytes written, cut at a line's end, and

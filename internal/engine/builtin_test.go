@@ -2,10 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/omnidev/omnidev/internal/isolate"
+	"github.com/omnidev/omnidev/internal/query"
 )
 
 // TestBuiltinShowHidesHiddenFiles: runs.show gives the path and status of
@@ -89,5 +91,67 @@ func TestReadOnlyToRuns(t *testing.T) {
 		if got := isolate.ReadOnlyToRuns(rel); got != want {
 			t.Errorf("ReadOnlyToRuns(%q) = %v, want %v", rel, got, want)
 		}
+	}
+}
+
+// TestBuiltinTypeChecks: the type check knows the omnidev module, so a
+// program using runs checks clean and a wrong call is reported.
+func TestBuiltinTypeChecks(t *testing.T) {
+	e := newTestEngine(t)
+	tests := []struct {
+		name, code string
+		wantErr    string // "" for a clean check
+	}{
+		{"right", `import { runs, type RunSummary } from "omnidev";
+const list: RunSummary[] = await runs.list(5);
+const shown = await runs.show(list[0]?.id ?? "x");
+const res = await runs.undo(undefined, { force: true });
+console.log(shown.diff.length, res.restored.length, res.run_id ?? "");`, ""},
+		{"wrong", `import { runs } from "omnidev";
+await runs.undo(42);`, "number"},
+		{"unknown function", `import { runs } from "omnidev";
+await runs.redo("x");`, "redo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := e.Execute(t.Context(), ExecRequest{Code: tt.code, TypeCheck: "error"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantErr == "" && (res.TypeCheck != "ok" || len(res.TypeErrors) > 0):
+				t.Errorf("typecheck %q, errors %+v; want ok", res.TypeCheck, res.TypeErrors)
+			case tt.wantErr != "" && (len(res.TypeErrors) == 0 || !strings.Contains(res.TypeErrors[0].Message, tt.wantErr)):
+				t.Errorf("typecheck %q, errors %+v; want one mentioning %q", res.TypeCheck, res.TypeErrors, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestQueryListsBuiltin: omni_query names the omnidev module in the empty
+// query's summary and types, and in a typed query about runs.
+func TestQueryListsBuiltin(t *testing.T) {
+	e := newTestEngine(t)
+	tests := []struct {
+		req  query.Request
+		want bool
+	}{
+		{query.Request{}, true},
+		{query.Request{Query: "undo the last run", IncludeTypes: true}, true},
+		{query.Request{Query: "undo the last run"}, false},
+		{query.Request{Query: "tasks", IncludeTypes: true}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.req.Query, func(t *testing.T) {
+			res, err := e.Query(t.Context(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := slices.ContainsFunc(res.Summary, func(s query.CapabilitySummary) bool { return s.Module == "omnidev" })
+			typed := strings.Contains(res.TypeDefinitions, "declare module 'omnidev'") && strings.Contains(res.TypeDefinitions, "undo(id?: string")
+			if listed != tt.want || typed != tt.want {
+				t.Errorf("summary lists omnidev: %v, types declare it: %v; want %v", listed, typed, tt.want)
+			}
+		})
 	}
 }

@@ -169,6 +169,7 @@ func (e *Engine) Registry() *capability.Registry { return e.snap.Load().reg }
 func (e *Engine) Query(ctx context.Context, req query.Request) (*query.Result, error) {
 	res, err := e.index.Search(ctx, req)
 	if err == nil {
+		withBuiltin(req, res)
 		res.Warnings = e.Warnings()
 	}
 	return res, err
