@@ -49,6 +49,7 @@ type runsExecOut struct {
 	Calls        []struct {
 		Capability string `json:"capability"`
 		Tool       string `json:"tool"`
+		MS         int64  `json:"ms"`
 		OK         bool   `json:"ok"`
 	} `json:"calls"`
 }
@@ -138,8 +139,9 @@ console.log(JSON.stringify({ ids: list.map((r) => r.id), first: list[0], shown, 
 		t.Errorf("the undo run's changed_files = %v, want %v", b.ChangedFiles, files)
 	}
 	if len(b.Calls) != 3 || b.Calls[2].Capability != "omnidev" || b.Calls[2].Tool != "undo" || !b.Calls[2].OK {
-		t.Errorf("calls = %+v", b.Calls)
+		t.Fatalf("calls = %+v", b.Calls)
 	}
+	t.Logf("runs.list %d ms, runs.show %d ms, runs.undo of 4 files %d ms", b.Calls[0].MS, b.Calls[1].MS, b.Calls[2].MS)
 
 	// Undoing the undo puts the first run's changes back.
 	c := run(`import { runs } from "omnidev";
