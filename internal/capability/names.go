@@ -10,6 +10,12 @@ import (
 // maxIDLen is the longest capability id ValidateID accepts.
 const maxIDLen = 64
 
+// BuiltinModule is the module omnidev itself gives every program (runs:
+// list, show, undo). Its name is also the capability name the relay's
+// channel routes to the server rather than to a wrapped server, so no
+// capability may take it, as id or as module.
+const BuiltinModule = "omnidev"
+
 // ValidateID reports whether id is a valid capability id: a lowercase ASCII
 // letter followed by up to 63 lowercase letters, digits or hyphens. Ids name
 // folders and appear in source tags, so anything else is refused.
@@ -19,6 +25,9 @@ func ValidateID(id string) error {
 	}
 	if len(id) > maxIDLen {
 		return fmt.Errorf("capability id %q is longer than %d characters; shorten it", id, maxIDLen)
+	}
+	if id == BuiltinModule {
+		return fmt.Errorf("capability id %q is reserved for omnidev's built-in module; rename the capability's folder and id", id)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
@@ -40,6 +49,8 @@ func ValidateModule(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("module name is empty")
+	case name == BuiltinModule:
+		return fmt.Errorf("module name %q is reserved for omnidev's built-in module (runs); choose another [exports] module", name)
 	case strings.HasPrefix(name, "node:"), strings.HasPrefix(name, "bun:"), isBuiltinModule(name):
 		return fmt.Errorf("module name %q is reserved for a runtime built-in; choose another [exports] module", name)
 	case strings.ContainsAny(name, `/\`), strings.Contains(name, ".."), strings.HasPrefix(name, "."):

@@ -24,6 +24,8 @@ func TestValidateID(t *testing.T) {
 		{id: "../etc", wantErr: "lowercase letter"},
 		{id: "a/b", wantErr: "lowercase letter"},
 		{id: "tâches", wantErr: "lowercase letter"},
+		{id: "omnidev", wantErr: "reserved for omnidev's built-in module"},
+		{id: "omnidev-runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -52,6 +54,7 @@ func TestValidateModule(t *testing.T) {
 		{name: "node:fs", wantErr: "reserved"},
 		{name: "node:anything", wantErr: "reserved"},
 		{name: "bun:sqlite", wantErr: "reserved"},
+		{name: "omnidev", wantErr: "reserved for omnidev's built-in module"},
 		{name: "../x", wantErr: "is a path"},
 		{name: "a/b", wantErr: "is a path"},
 		{name: "@scope/pkg", wantErr: "is a path"},

@@ -169,6 +169,7 @@ func (e *Engine) Registry() *capability.Registry { return e.snap.Load().reg }
 func (e *Engine) Query(ctx context.Context, req query.Request) (*query.Result, error) {
 	res, err := e.index.Search(ctx, req)
 	if err == nil {
+		withBuiltin(req, res)
 		res.Warnings = e.Warnings()
 	}
 	return res, err
@@ -230,7 +231,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 	if err != nil {
 		return nil, err
 	}
-	relayEnv, progress, endRelay := e.beginRelayRun(ctx, timeout, snap.reg, r.Code, r.Progress)
+	relayEnv, progress, programEnded, endRelay := e.beginRelayRun(ctx, timeout, snap.reg, r.Code, r.Progress)
 	defer endRelay() // a second call, after the one below, does nothing
 	e.runGate.RLock()
 	defer e.runGate.RUnlock()
@@ -269,6 +270,7 @@ func (e *Engine) Execute(ctx context.Context, r ExecRequest) (*execute.Result, e
 		TimeoutSource:  source,
 		Cancelled:      r.Cancelled,
 		Secrets:        secrets(snap.reg),
+		ProgramEnded:   programEnded,
 	})
 	log := endRelay()
 	if out != nil {
@@ -411,7 +413,9 @@ func (e *Engine) Close() error {
 // Logger returns the logger the engine was opened with.
 func (e *Engine) Logger() *slog.Logger { return e.logger }
 
-// Runs calls f with the store of run records, between runs.
+// Runs calls f with the store of run records, between runs. A running
+// program's own calls (the omnidev module) must not use it: the run they
+// come from holds what it waits for (see builtin).
 func (e *Engine) Runs(ctx context.Context, f func(*runs.Store) error) error {
 	return e.executor.Runs(ctx, f)
 }

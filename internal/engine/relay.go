@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -37,9 +38,10 @@ type Relay interface {
 	// BeginRun registers a run: env goes into its program's environment,
 	// progress receives its calls' progress messages, onCall is told of each
 	// call as it starts (in the program's order) and, through the function
-	// it returns, of its end ("" or why it failed); end cancels its calls
+	// it returns, of its end ("" or why it failed); builtin answers its
+	// calls of the omnidev module (see builtin); end cancels its calls
 	// still in flight.
-	BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte, onCall func(capability, tool string) func(failure string)) (env []string, end func())
+	BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte, onCall func(capability, tool string) func(failure string), builtin func(ctx context.Context, tool string, args json.RawMessage) ([]byte, error)) (env []string, end func())
 	Close() error
 }
 
@@ -56,7 +58,7 @@ var errNoRelay = errors.New("this omnidev has no MCP client to start wrapped ser
 func (noRelay) Listen(string, string) error                 { return nil }
 func (noRelay) Sync(map[string]*capability.MCPServer, bool) {}
 func (noRelay) Ensure(context.Context, []string)            {}
-func (noRelay) BeginRun(context.Context, func(string), func([]byte) []byte, func(string, string) func(string)) ([]string, func()) {
+func (noRelay) BeginRun(context.Context, func(string), func([]byte) []byte, func(string, string) func(string), func(context.Context, string, json.RawMessage) ([]byte, error)) ([]string, func()) {
 	return nil, func() {}
 }
 func (noRelay) Close() error { return nil }
@@ -204,29 +206,32 @@ func (e *Engine) StartServers(ctx context.Context) {
 }
 
 // beginRelayRun readies the servers the program imports (waiting at most
-// timeout for those starting) and registers the
-// run with the relay; it returns the variables to add to the program's
-// environment, the progress callback to give the executor, and end, which
-// cancels the run's calls still in flight and returns the log of its calls
-// (nil when the program imports no wrapped server); end may be called again.
-func (e *Engine) beginRelayRun(ctx context.Context, timeout time.Duration, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), end func() *callLog) {
-	ids := importedServers(reg, code)
-	if len(ids) == 0 {
-		return nil, progress, func() *callLog { return nil }
+// timeout for those starting) and registers the run with the relay, which
+// serves every run: the omnidev module is always there, and a program may
+// import it from a file of its own. It returns the variables to add to the
+// program's environment, the progress callback to give the executor,
+// programEnded for the executor to call when the program has ended (the
+// omnidev module's calls end there), and end, which cancels the run's
+// calls still in flight and returns the log of its calls; end may be
+// called again.
+func (e *Engine) beginRelayRun(ctx context.Context, timeout time.Duration, reg *capability.Registry, code string, progress func(execute.Progress)) (env []string, guarded func(execute.Progress), programEnded func(), end func() *callLog) {
+	if ids := importedServers(reg, code); len(ids) > 0 {
+		// A server still starting is waited for, as long as the run may
+		// last: the program then imports its tools rather than an empty
+		// module.
+		wait, cancel := context.WithTimeout(ctx, timeout)
+		e.relay.Ensure(wait, ids)
+		cancel()
 	}
-	// A server still starting is waited for, as long as the run may last:
-	// the program then imports its tools rather than an empty module.
-	wait, cancel := context.WithTimeout(ctx, timeout)
-	e.relay.Ensure(wait, ids)
-	cancel()
 	redact := redactor(secrets(reg))
 	log := &callLog{redact: redact}
+	b := e.newBuiltin()
 	finish := func(endRun func()) func() *callLog {
-		return func() *callLog { endRun(); return log }
+		return func() *callLog { b.end(); endRun(); return log }
 	}
 	if progress == nil {
-		env, endRun := e.relay.BeginRun(ctx, nil, redact, log.begin)
-		return env, nil, finish(endRun)
+		env, endRun := e.relay.BeginRun(ctx, nil, redact, log.begin, b.call)
+		return env, nil, b.end, finish(endRun)
 	}
 	// The executor's reports and the servers' come from different
 	// goroutines; the callback is promised never to run concurrently.
@@ -246,8 +251,8 @@ func (e *Engine) beginRelayRun(ctx context.Context, timeout time.Duration, reg *
 	}
 	env, endRun := e.relay.BeginRun(ctx, func(msg string) {
 		guarded(execute.Progress{Elapsed: time.Since(started), Message: msg})
-	}, redact, log.begin)
-	return env, guarded, finish(endRun)
+	}, redact, log.begin, b.call)
+	return env, guarded, b.end, finish(endRun)
 }
 
 // WrappedServer is one wrapped MCP server as doctor shows it.

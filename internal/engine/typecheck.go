@@ -9,6 +9,7 @@ import (
 	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/changes"
 	"github.com/omnidev/omnidev/internal/execute"
+	"github.com/omnidev/omnidev/internal/tsgen"
 	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
@@ -47,7 +48,7 @@ func (e *Engine) typeCheck(ctx context.Context, reg *capability.Registry, code, 
 		res.TypeCheck = "not done: " + err.Error()
 		return nil
 	}
-	var modules []typecheck.Module
+	modules := []typecheck.Module{{Name: tsgen.BuiltinModule, Types: tsgen.BuiltinTypes}}
 	for _, c := range reg.Capabilities {
 		modules = append(modules, typecheck.Module{Name: c.Module, Types: c.Types})
 	}

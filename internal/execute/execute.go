@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,8 +58,10 @@ type Executor struct {
 	// everything below.
 	recorder *changes.Recorder
 	// store records every run, for omnidev runs and undo; opened by the
-	// first run that needs it.
-	store *runs.Store
+	// first run that needs it. Guarded by storeMu, not turn: a program's
+	// own calls (runs.undo) reach it during its run (see Store).
+	storeMu sync.Mutex
+	store   *runs.Store
 	// spare is an isolated run started in advance for the next run (see
 	// prepareSpare); nil when there is none.
 	spare  *process
@@ -144,6 +147,11 @@ type Request struct {
 	Cancelled string
 	// Secrets are replaced by [secret NAME] in the returned output.
 	Secrets []Secret
+	// ProgramEnded, if set, is called once the program has ended, before
+	// what it changed is measured: work done on the program's behalf
+	// (runs.undo through the relay) ends there, so that the change report
+	// holds all of it and the next run none.
+	ProgramEnded func()
 }
 
 // Progress reports a running program.
@@ -315,6 +323,9 @@ func (e *Executor) Run(ctx context.Context, req Request) (*Result, error) {
 	t2 := time.Now()
 	p.release()
 	o := p.wait(ctx, req.Timeout, req.Progress)
+	if req.ProgramEnded != nil {
+		req.ProgramEnded()
+	}
 	t3 := time.Now()
 
 	res := &Result{
@@ -460,6 +471,8 @@ func (e *Executor) lookupRuntime(req Request) (string, error) {
 }
 
 func (e *Executor) openStore() (*runs.Store, error) {
+	e.storeMu.Lock()
+	defer e.storeMu.Unlock()
 	if e.store == nil {
 		s, err := runs.Open(e.root, int(e.keep.Load()))
 		if err != nil {
@@ -474,6 +487,14 @@ func (e *Executor) openStore() (*runs.Store, error) {
 // KeepRuns sets how many run records are kept (runs.DefaultKeep if n <= 0),
 // from the next run on.
 func (e *Executor) KeepRuns(n int) { e.keep.Store(int64(n)) }
+
+// Store returns the store of run records without waiting for the run in
+// progress: for the calls a running program makes (runs.list, show and
+// undo through the relay), which come while Run holds the turn and the run
+// lock, so Runs would wait for ever. The worktree is then the program's:
+// its own undo changing files is part of its run, reported as such. The
+// store serializes its methods itself. Anything else uses Runs.
+func (e *Executor) Store() (*runs.Store, error) { return e.openStore() }
 
 // Runs calls f with the store of run records, between runs: an undo must
 // not race a program writing the same files.

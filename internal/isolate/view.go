@@ -71,6 +71,24 @@ var (
 	writableInRoot = []string{".omni/state"}
 )
 
+// ReadOnlyToRuns reports whether rel, a slash path relative to the
+// repository root, is one a program may not change: what the server does on
+// a program's behalf (runs.undo) must not change it either.
+func ReadOnlyToRuns(rel string) bool {
+	rel = strings.TrimPrefix(filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel))), "./")
+	for _, w := range writableInRoot {
+		if rel == w || strings.HasPrefix(rel, w+"/") {
+			return false
+		}
+	}
+	for _, p := range readOnlyInRoot {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // systemHidden are host folders a program gets empty in its view: sockets
 // (/run: docker.sock, the user's D-Bus), other users' homes, and the
 // places where root keeps files only root may read (/var/lib, /var/log,

@@ -33,7 +33,7 @@ func BenchmarkRelayLayers(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Chdir(f.dir)
-	env, end := f.r.BeginRun(b.Context(), nil, nil, nil)
+	env, end := f.r.BeginRun(b.Context(), nil, nil, nil, nil)
 	defer end()
 	var token string
 	for _, kv := range env {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/tsgen"
 	"github.com/omnidev/omnidev/internal/unixsock"
 )
@@ -54,7 +55,9 @@ type run struct {
 	// onCall, if set, is told of each call when it starts, and of its
 	// outcome through the function it returns.
 	onCall func(capability, tool string) (done func(failure string))
-	conns  map[net.Conn]bool
+	// builtin answers the calls of capability.BuiltinModule; nil: none.
+	builtin func(ctx context.Context, tool string, args json.RawMessage) ([]byte, error)
+	conns   map[net.Conn]bool
 }
 
 // BeginRun registers a run and returns the variables (tsgen.EnvSocket, tsgen.EnvToken)
@@ -67,10 +70,16 @@ type run struct {
 // the program sent them, and the function it returns when the call ended:
 // with "" when it succeeded, else why it failed (a JSON-RPC error, or the
 // text of a result the server marked isError).
-func (r *Relay) BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte, onCall func(capability, tool string) func(failure string)) (env []string, end func()) {
+//
+// builtin, if set, answers the calls a program makes of the capability
+// named capability.BuiltinModule ("omnidev": no wrapped server may take
+// the name): it returns an MCP CallToolResult as JSON, or an error the
+// program's promise rejects with. The relay knows nothing of what those
+// calls do; it gives them the run's context, redaction and size limit.
+func (r *Relay) BeginRun(ctx context.Context, progress func(string), redact func([]byte) []byte, onCall func(capability, tool string) func(failure string), builtin func(ctx context.Context, tool string, args json.RawMessage) ([]byte, error)) (env []string, end func()) {
 	token := rand.Text()
 	ctx, cancel := context.WithCancel(ctx)
-	rn := &run{ctx: ctx, cancel: cancel, progress: progress, redact: redact, onCall: onCall, conns: make(map[net.Conn]bool)}
+	rn := &run{ctx: ctx, cancel: cancel, progress: progress, redact: redact, onCall: onCall, builtin: builtin, conns: make(map[net.Conn]bool)}
 	r.runs.mu.Lock()
 	if r.runs.byToken == nil {
 		r.runs.byToken = make(map[string]*run)
@@ -239,7 +248,7 @@ func (r *Relay) serveConn(c net.Conn) {
 			done = rn.onCall(req.Capability, req.Tool)
 		}
 		go func() {
-			data, failure, err := r.call(ctx, req.Capability, req.Tool, req.Args, rn.progress)
+			data, failure, err := r.route(ctx, rn, req)
 			if err != nil {
 				done(err.Error())
 				write(errorLine(req.ID, err))
@@ -255,6 +264,25 @@ func (r *Relay) serveConn(c net.Conn) {
 			write(out)
 		}()
 	}
+}
+
+// route sends a request to the server side it names: omnidev's own
+// built-in module, or a wrapped server.
+func (r *Relay) route(ctx context.Context, rn *run, req request) (data []byte, failure string, err error) {
+	if req.Capability != capability.BuiltinModule {
+		return r.call(ctx, req.Capability, req.Tool, req.Args, rn.progress)
+	}
+	if rn.builtin == nil {
+		return nil, "", &CallError{Message: "the omnidev module is not served to this run; run the program with omni_execute or omnidev exec"}
+	}
+	data, err = rn.builtin(ctx, req.Tool, req.Args)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(data) > MaxResultBytes {
+		return nil, "", &CallError{Message: fmt.Sprintf("omnidev.%s: the answer is %.1f MiB, over the %d MiB limit; ask for less", req.Tool, float64(len(data))/(1<<20), MaxResultBytes>>20)}
+	}
+	return data, "", nil
 }
 
 func errorLine(id json.RawMessage, err error) []byte {

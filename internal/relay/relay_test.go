@@ -385,7 +385,7 @@ func TestChannel(t *testing.T) {
 	if err := f.r.Listen(path, rel); err != nil {
 		t.Fatal(err)
 	}
-	env, end := f.r.BeginRun(t.Context(), nil, nil, nil)
+	env, end := f.r.BeginRun(t.Context(), nil, nil, nil, nil)
 	var token string
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, tsgen.EnvToken+"="); ok {

@@ -13,6 +13,9 @@
 //	  node_modules.<generation>/<module>  relative symlink -> omni/capabilities/<id>,
 //	                     or a stub that throws why, for a capability that cannot run,
 //	                     or the generated module of a wrapped MCP server
+//	  node_modules.<generation>/omnidev   omnidev's built-in module (runs.list, show,
+//	                     undo), in every run folder; its calls go to the server
+//	                     through the relay's socket
 //
 // A wrapped server's index.ts is fitted to each program by WriteMain: when
 // main.ts imports the module only by plain named imports, and imports no

@@ -201,6 +201,14 @@ func Prepare(root string, reg *capability.Registry) (*Folder, error) {
 	s := &Folder{dir: filepath.Join(root, filepath.FromSlash(RelDir))}
 	owner := make(map[string]string, len(reg.Capabilities))
 	imports := make(map[string]string, len(reg.Capabilities))
+	// omnidev's own module, in every run folder, wrapped servers or not.
+	owner[tsgen.BuiltinModule] = "omnidev's built-in module"
+	s.modules = append(s.modules, module{name: tsgen.BuiltinModule, files: map[string]string{
+		generatedEntry: tsgen.BuiltinSource(),
+		"index.d.ts":   tsgen.BuiltinTypes,
+		packageFile:    fmt.Sprintf("{\n  \"name\": %q,\n  \"type\": \"module\",\n  \"main\": %q,\n  \"types\": \"index.d.ts\"\n}\n", tsgen.BuiltinModule, generatedEntry),
+	}})
+	imports[tsgen.BuiltinModule] = "./" + nodeModules + "/" + tsgen.BuiltinModule + "/" + generatedEntry
 	for _, c := range reg.Capabilities {
 		// Load validates module names too; checking again here keeps a bad
 		// name from ever becoming a path below node_modules.

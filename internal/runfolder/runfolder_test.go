@@ -68,7 +68,7 @@ func TestPrepareLayout(t *testing.T) {
 	if got, want := s.Dir(), filepath.Join(root, ".omni", "sandbox"); got != want {
 		t.Errorf("Dir() = %q, want %q", got, want)
 	}
-	if got, want := s.Modules(), []string{"repo", "tasks"}; !slices.Equal(got, want) {
+	if got, want := s.Modules(), []string{"omnidev", "repo", "tasks"}; !slices.Equal(got, want) {
 		t.Errorf("Modules() = %q, want %q", got, want)
 	}
 	for module, want := range map[string]string{
@@ -118,7 +118,7 @@ func TestPrepareRemovesDisabledModules(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"tasks"}; !slices.Equal(names, want) {
+	if want := []string{"omnidev", "tasks"}; !slices.Equal(names, want) {
 		t.Errorf("node_modules holds %q after disabling repo, want %q", names, want)
 	}
 }
@@ -132,6 +132,7 @@ func TestPrepareRejects(t *testing.T) {
 	}{
 		{"path", []*capability.Capability{{ID: "x", Module: "../escape", Dir: root}}, "is a path"},
 		{"builtin", []*capability.Capability{{ID: "x", Module: "fs", Dir: root}}, "reserved"},
+		{"omnidev", []*capability.Capability{{ID: "x", Module: "omnidev", Dir: root}}, "reserved for omnidev's built-in module"},
 		{"leading dot", []*capability.Capability{{ID: "x", Module: ".hidden", Dir: root}}, "is a path"},
 		{"duplicate", []*capability.Capability{{ID: "a", Module: "m", Dir: root}, {ID: "b", Module: "m", Dir: root}}, "both export"},
 		{"relative folder", []*capability.Capability{{ID: "a", Module: "m", Dir: "omni/capabilities/a"}}, "not an absolute path"},
@@ -326,7 +327,7 @@ func TestUnavailableModuleThrows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.Modules(), []string{"github", "tasks"}; !slices.Equal(got, want) {
+	if got, want := s.Modules(), []string{"github", "omnidev", "tasks"}; !slices.Equal(got, want) {
 		t.Errorf("Modules() = %q, want %q", got, want)
 	}
 	if err := s.WriteMain("import { x } from \"github\";\nconsole.log(x);\n"); err != nil {
@@ -362,6 +363,36 @@ export async function main() {
 	out, exit := runBun(t.Context(), t, root, s)
 	if exit != 0 || !strings.Contains(out, `[["get-sum","getSum"]]`) || !strings.Contains(out, "rejected: omnidev relay unavailable") {
 		t.Fatalf("bun exited %d with output %q; want the tool list and a clear rejection", exit, out)
+	}
+}
+
+// TestBuiltinModule: every run folder, even with no capability, has the
+// omnidev module, in node_modules and in Deno's import map; without a
+// relay its calls reject saying why.
+func TestBuiltinModule(t *testing.T) {
+	root := t.TempDir()
+	s, err := Prepare(root, registry(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := os.ReadFile(s.ImportMapPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(im), `"omnidev": "./node_modules/omnidev/index.ts"`) {
+		t.Errorf("import map lacks omnidev:\n%s", im)
+	}
+	code := `import { runs } from "omnidev";
+export async function main() {
+  try { await runs.list(); } catch (e) { console.log("rejected: " + e.message); }
+}
+`
+	if err := s.WriteMain(code); err != nil {
+		t.Fatal(err)
+	}
+	out, exit := runBun(t.Context(), t, root, s)
+	if exit != 0 || !strings.Contains(out, "rejected: omnidev relay unavailable") {
+		t.Fatalf("bun exited %d with output %q; want a clear rejection", exit, out)
 	}
 }
 

@@ -16,6 +16,13 @@ import (
 // WriteDiff writes a unified diff, git's format with three lines of
 // context, of the files rec changed.
 func (s *Store) WriteDiff(w io.Writer, rec *Record) error {
+	return s.WriteDiffHiding(w, rec, nil)
+}
+
+// WriteDiffHiding is WriteDiff for a reader who may not see every file (a
+// program, which the sandbox keeps from some): a file hide reports is named
+// with its header, its content left out and said to be.
+func (s *Store) WriteDiffHiding(w io.Writer, rec *Record, hide func(path string) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
@@ -32,36 +39,59 @@ func (s *Store) WriteDiff(w io.Writer, rec *Record) error {
 	defer p.Close()
 	enc := fdiff.NewUnifiedEncoder(w, fdiff.DefaultContextLines)
 	for _, f := range rec.Files {
-		fp, note := filePatchOf(p, f)
-		if err := enc.Encode(patch{fp}); err != nil {
-			return err
-		}
-		if note != "" {
-			if _, err := fmt.Fprintf(w, "# %s: content not kept: %s\n", f.Path, note); err != nil {
+		if hide != nil && hide(f.Path) {
+			if err := header(w, f, fmt.Sprintf("content withheld: %s is hidden from programs (omnidev runs show %s prints it)", f.Path, rec.ID)); err != nil {
 				return err
 			}
+			continue
+		}
+		fp, err := filePatchOf(p, f)
+		if err != nil {
+			if err := header(w, f, fmt.Sprintf("content not kept: %v", err)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := enc.Encode(patch{fp}); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// filePatchOf is f as go-git's diff encoder takes it, and why its content
-// is not shown, if it is not.
-func filePatchOf(p *runPack, f File) (fdiff.FilePatch, string) {
-	fp := &filePatch{from: side(f.Path, f.Before), to: side(f.Path, f.After)}
-	old, oerr := content(p, f.Before)
-	cur, cerr := content(p, f.After)
+// header writes the lines of git's header that say what happened to f,
+// without its content or hashes, and a comment saying why.
+func header(w io.Writer, f File, why string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", f.Path, f.Path)
 	switch {
-	case oerr != nil || cerr != nil:
-		// The header alone, said to be binary so that it has no hunk.
+	case !f.Before.exists() && f.After.exists():
+		fmt.Fprintf(&b, "new file mode %s\n", f.After.Mode)
+	case f.Before.exists() && !f.After.exists():
+		fmt.Fprintf(&b, "deleted file mode %s\n", f.Before.Mode)
+	case f.Before.Mode != f.After.Mode:
+		fmt.Fprintf(&b, "old mode %s\nnew mode %s\n", f.Before.Mode, f.After.Mode)
+	}
+	fmt.Fprintf(&b, "# %s\n", why)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// filePatchOf is f as go-git's diff encoder takes it, or why its content
+// cannot be shown.
+func filePatchOf(p *runPack, f File) (fdiff.FilePatch, error) {
+	fp := &filePatch{from: side(f.Path, f.Before), to: side(f.Path, f.After)}
+	old, err := content(p, f.Before)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := content(p, f.After)
+	if err != nil {
+		return nil, err
+	}
+	if strings.ContainsRune(old, 0) || strings.ContainsRune(cur, 0) {
 		fp.binary = true
-		if oerr == nil {
-			oerr = cerr
-		}
-		return fp, oerr.Error()
-	case strings.ContainsRune(old, 0) || strings.ContainsRune(cur, 0):
-		fp.binary = true
-		return fp, ""
+		return fp, nil
 	}
 	for _, d := range diff.Do(old, cur) {
 		op := fdiff.Equal
@@ -73,7 +103,7 @@ func filePatchOf(p *runPack, f File) (fdiff.FilePatch, string) {
 		}
 		fp.chunks = append(fp.chunks, chunk{d.Text, op})
 	}
-	return fp, ""
+	return fp, nil
 }
 
 func content(p *runPack, st State) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,12 +48,19 @@ var (
 	ErrNotFound = errors.New("no such run")
 	// ErrNoRuns: no run changed files yet.
 	ErrNoRuns = errors.New("no run with changes to undo")
+	// ErrRunning: the run is in progress, not recorded yet (a program
+	// that asks for its own run).
+	ErrRunning = errors.New("run in progress")
 )
 
 // Store is the record of the runs of one worktree. Its methods are safe
-// for concurrent use within a process; across processes the caller
-// serializes runs and undos (internal/execute's run lock), and a store
-// notices what another process recorded when the packs list changed.
+// for concurrent use, each holding the store for its whole length: a
+// program's own calls (runs.undo from inside a run) come while the run that
+// started it is between Prepare and Record. Keeping the worktree still is
+// the caller's part: it serializes runs with each other and with undos made
+// from outside a run, across processes too (internal/execute's run lock),
+// and a store notices what another process recorded when the packs list
+// changed.
 type Store struct {
 	mu   sync.Mutex
 	root string
@@ -71,6 +79,9 @@ type Store struct {
 	seen packsStat
 	// recs caches the records read or written: a record never changes.
 	recs map[string]*Record
+	// running are the ids given to runs between Prepare and Record: taken,
+	// and refused by Get with ErrRunning.
+	running map[string]bool
 }
 
 // stored is where a run is: its packfile, and its commit there.
@@ -103,7 +114,7 @@ func Open(root string, keep int) (*Store, error) {
 			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
 		}
 	}
-	s := &Store{root: root, dir: dir, st: st, kept: map[string]keptFile{}, recs: map[string]*Record{}}
+	s := &Store{root: root, dir: dir, st: st, kept: map[string]keptFile{}, recs: map[string]*Record{}, running: map[string]bool{}}
 	s.SetKeep(keep)
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("read the runs store %s: %w", dir, err)
@@ -249,6 +260,7 @@ func (r *Record) Insertions() (ins, del int) {
 
 // Pending is what was kept just before a run, for Record after it.
 type Pending struct {
+	id    string
 	mark  *changes.Mark
 	start time.Time
 	large map[string]keptFile
@@ -260,6 +272,8 @@ func (s *Store) Prepare(m *changes.Mark) *Pending {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}}
+	p.id = s.newID(p.start)
+	s.running[p.id] = true
 	m.Uncopied(func(rel string, pr *changes.Prior) {
 		if pr.Size > MaxKeptBytes {
 			return
@@ -294,10 +308,11 @@ type Run struct {
 func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.running, p.id)
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	rec := &Record{ID: s.newID(p.start), Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
+	rec := &Record{ID: p.id, Time: p.start, DurationMS: run.Duration.Milliseconds(), ExitCode: run.ExitCode, Program: run.Program}
 	w, err := openWorktree(s.root)
 	if err != nil {
 		return nil, fmt.Errorf("record the run: %w", err)
@@ -362,7 +377,7 @@ func (s *Store) newID(t time.Time) string {
 	ms := t.UnixMilli()
 	for {
 		id := strconv.FormatInt(ms, 36)
-		if !slices.Contains(s.ids, id) {
+		if !slices.Contains(s.ids, id) && !s.running[id] {
 			return id
 		}
 		ms++
@@ -578,6 +593,7 @@ func (s *Store) list(n int) ([]*Record, error) {
 }
 
 // Get returns the run with id, or the only one whose id starts with it.
+// The id of a run in progress is refused with ErrRunning.
 func (s *Store) Get(id string) (*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -590,7 +606,7 @@ func (s *Store) Get(id string) (*Record, error) {
 func (s *Store) get(id string) (*Record, error) {
 	if _, ok := s.runs[id]; !ok {
 		var match []string
-		for _, i := range s.ids {
+		for _, i := range slices.Concat(s.ids, slices.Collect(maps.Keys(s.running))) {
 			if id != "" && strings.HasPrefix(i, id) {
 				match = append(match, i)
 			}
@@ -599,6 +615,9 @@ func (s *Store) get(id string) (*Record, error) {
 			return nil, fmt.Errorf("%w: %q (omnidev runs lists them)", ErrNotFound, id)
 		}
 		id = match[0]
+	}
+	if s.running[id] {
+		return nil, fmt.Errorf("%w: run %s has not ended, so it cannot be shown or undone yet (a program cannot undo itself); once it has ended, omnidev undo %s does", ErrRunning, id, id)
 	}
 	if r, ok := s.recs[id]; ok {
 		return r.clone(), nil

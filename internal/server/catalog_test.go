@@ -44,7 +44,7 @@ func TestInstructions(t *testing.T) {
 	if len(instructions) > maxInstructions {
 		t.Errorf("instructions are %d bytes, more than %d", len(instructions), maxInstructions)
 	}
-	for _, want := range []string{"omni_query", "omni_execute", "prompt", "resources/read", "omni://", "types.d.ts"} {
+	for _, want := range []string{"omni_query", "omni_execute", "prompt", "resources/read", "omni://", "types.d.ts", "runs.undo", "omni://runs/<id>/diff"} {
 		if !strings.Contains(instructions, want) {
 			t.Errorf("instructions do not mention %q", want)
 		}

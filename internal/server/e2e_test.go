@@ -219,10 +219,10 @@ func TestEndToEndStdio(t *testing.T) {
 			TypeDefinitions string `json:"type_definitions"`
 		}
 		s.call(t, ctx, "omni_query", map[string]any{}, &out)
-		if len(out.Results) != 0 || len(out.Summary) != 2 {
-			t.Fatalf("empty query: %d results, summary %v; want 0 results and repo+tasks", len(out.Results), out.Summary)
+		if len(out.Results) != 0 || len(out.Summary) != 3 || out.Summary[2].Module != "omnidev" {
+			t.Fatalf("empty query: %d results, summary %v; want 0 results and repo, tasks and the built-in omnidev", len(out.Results), out.Summary)
 		}
-		for _, m := range []string{"declare module 'repo'", "declare module 'tasks'"} {
+		for _, m := range []string{"declare module 'repo'", "declare module 'tasks'", "declare module 'omnidev'"} {
 			if !strings.Contains(out.TypeDefinitions, m) {
 				t.Errorf("type definitions lack %q", m)
 			}

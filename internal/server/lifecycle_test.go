@@ -37,10 +37,14 @@ func (o queryOut) has(source string) bool {
 	return false
 }
 
+// ids are the capabilities the summary lists, without the built-in
+// omnidev module, which every summary ends with.
 func (o queryOut) ids() string {
 	var ids []string
 	for _, c := range o.Summary {
-		ids = append(ids, c.ID)
+		if c.ID != "omnidev" {
+			ids = append(ids, c.ID)
+		}
 	}
 	return strings.Join(ids, ",")
 }

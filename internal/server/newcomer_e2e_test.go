@@ -63,8 +63,9 @@ func TestEndToEndNewcomer(t *testing.T) {
 		for i, c := range out.Summary {
 			byID[c.ID] = i
 		}
-		if len(out.Summary) != 5 {
-			t.Fatalf("summary lists %d capabilities, want 5: %+v", len(out.Summary), out.Summary)
+		// Five capabilities, then the built-in omnidev module.
+		if len(out.Summary) != 6 || out.Summary[5].ID != "omnidev" {
+			t.Fatalf("summary lists %d modules, want 5 capabilities and omnidev: %+v", len(out.Summary), out.Summary)
 		}
 		if gh := out.Summary[byID["gh"]]; gh.Error != ghError {
 			t.Errorf("gh error = %q, want %q", gh.Error, ghError)

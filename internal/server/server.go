@@ -22,7 +22,9 @@ const instructions = `omnidev gives you "code mode" over this repository, in two
 1. Learn: call omni_query. An empty query lists the enabled capability modules with their TypeScript type definitions, as many as fit; words search their docs, skills, rules and wrapped tools (include_types adds the types of what is found). Each result has a uri: resources/read gives the whole document, and omni://<capability>/types.d.ts a module's whole types.
 2. Act: call omni_execute with one complete TypeScript program that imports those modules by name (import { x } from "<module>") and does the whole job. Export an async main() that returns an exit code, or write top-level code. It runs from the repository root; the result gives its exit code, output and exactly which files it changed.
 
-Prefer one program that does several steps over many small calls. Each skill is also a prompt named <capability>-<skill> (a slash command in hosts that have them), and the docs, rules, skills and types are resources at omni://<capability>/<path>.`
+Prefer one program that does several steps over many small calls. Each skill is also a prompt named <capability>-<skill> (a slash command in hosts that have them), and the docs, rules, skills and types are resources at omni://<capability>/<path>.
+
+Undo a run by its run_id: runs.undo(id) from the built-in module "omnidev" (or omnidev undo); its diff is omni://runs/<id>/diff.`
 
 // maxInstructions bounds instructions, in bytes.
 const maxInstructions = 1200

@@ -24,8 +24,8 @@ func TestEndToEndFirstQuerySaysStarting(t *testing.T) {
 		TypeDefinitions string `json:"type_definitions"`
 	}
 	s.call(t, t.Context(), "omni_query", map[string]any{"include_types": true}, &q)
-	if len(q.Summary) != 1 {
-		t.Fatalf("summary %+v, want the wrapped server", q.Summary)
+	if len(q.Summary) != 2 || q.Summary[1].ID != "omnidev" {
+		t.Fatalf("summary %+v, want the wrapped server and the built-in omnidev", q.Summary)
 	}
 	if c := q.Summary[0]; c.Tools == nil || *c.Tools != 0 || !c.Starting || !strings.Contains(c.Error, "starting") {
 		t.Errorf("first query: %+v; want it starting, with no tools yet", c)
