@@ -272,6 +272,7 @@ func (s *Store) Prepare(m *changes.Mark) *Pending {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}}
+	s.refresh() // another process's runs take ids too; Record reports a failure
 	p.id = s.newID(p.start)
 	s.running[p.id] = true
 	m.Uncopied(func(rel string, pr *changes.Prior) {
