@@ -15,6 +15,26 @@ const URIScheme = "omni"
 // TypesFile is the type definitions file of a capability.
 const TypesFile = "types.d.ts"
 
+// ToolTypesDir and ToolTypesExt frame the path of the declaration of one
+// tool of a capability that wraps an MCP server: tools/<MCP name>.d.ts. It
+// is no file on disk: the server builds it from the tool's schemas.
+const (
+	ToolTypesDir = "tools/"
+	ToolTypesExt = ".d.ts"
+)
+
+// ToolURI returns the URI of the declaration of the tool of capability id
+// named tool (its MCP name), or "" when that name cannot be a file name
+// inside the capability folder (it holds a slash or a backslash).
+func ToolURI(id, tool string) string {
+	rel := ToolTypesDir + tool + ToolTypesExt
+	uri := URI(id, rel)
+	if _, got, err := ParseURI(uri); err != nil || got != rel || strings.ContainsAny(tool, "/\\") {
+		return ""
+	}
+	return uri
+}
+
 // ErrNotCapabilityFile is wrapped by the errors of ParseURI.
 var ErrNotCapabilityFile = errors.New("not the URI of a capability file")
 

@@ -57,8 +57,9 @@ type Hit struct {
 	// Score ranks the hits; it is rounded to scoreDigits significant digits.
 	Score float64 `json:"score"`
 	// URI is the resource that holds the whole document (a capability's
-	// definition.md, else its types.d.ts), for resources/read; empty when
-	// there is none.
+	// definition.md, else its types.d.ts; a tool's declaration,
+	// omni://<capability>/tools/<tool>.d.ts), for resources/read; empty
+	// when there is none.
 	URI string `json:"uri,omitempty"`
 }
 

@@ -4,8 +4,10 @@ import "github.com/omnidev/omnidev/internal/capability"
 
 // hitURI returns the URI of the file that holds the document kind/name of
 // c: the resource an agent reads for the whole of what a hit shows a
-// snippet of. It is empty when c is nil (a hit from an update newer than
-// the caller's view) or has no such file.
+// snippet of; for a tool of a wrapped server, the declaration of that tool
+// alone (the module's whole types.d.ts may be megabytes). It is empty when
+// c is nil (a hit from an update newer than the caller's view) or has no
+// such file.
 func hitURI(c *capability.Capability, kind, name string) string {
 	if c == nil {
 		return ""
@@ -23,6 +25,10 @@ func hitURI(c *capability.Capability, kind, name string) string {
 			if s.Name == name {
 				return fileURI(c, s.Path)
 			}
+		}
+	case KindTool:
+		if c.MCP != nil {
+			return capability.ToolURI(c.ID, name)
 		}
 	case KindDoc, KindRule:
 		docs := c.Docs

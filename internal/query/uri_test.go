@@ -15,6 +15,7 @@ func TestHitURI(t *testing.T) {
 		Skills: []capability.Skill{{Name: "plan-work", Path: dir + "skills/plan/SKILL.md"}},
 	}
 	typesOnly := &capability.Capability{ID: "tasks", Types: "export {}"}
+	wrapped := &capability.Capability{ID: "zones", MCP: &capability.MCPServer{Command: "zones-server"}, Types: "export {}"}
 	tests := []struct {
 		name      string
 		c         *capability.Capability
@@ -30,6 +31,10 @@ func TestHitURI(t *testing.T) {
 		{"rule", withDef, KindRule, "naming", "omni://tasks/rules/naming.md"},
 		{"rule not found", withDef, KindRule, "guide/setup", ""},
 		{"no capability", nil, KindDoc, "definition", ""},
+		{"tool of a wrapped server", wrapped, KindTool, "get_zone_7", "omni://zones/tools/get_zone_7.d.ts"},
+		{"tool named with a dot", wrapped, KindTool, "zone.get", "omni://zones/tools/zone.get.d.ts"},
+		{"tool named as no path can be", wrapped, KindTool, "a/../b", ""},
+		{"tool named with a backslash", wrapped, KindTool, `a\b`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

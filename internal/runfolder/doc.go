@@ -17,11 +17,13 @@
 //	                     undo), in every run folder; its calls go to the server
 //	                     through the relay's socket
 //
-// A wrapped server's index.ts is fitted to each program by WriteMain: when
-// main.ts imports the module only by plain named imports, and imports no
-// file of its own nor anything dynamically, index.ts exports just those
-// names (and call); otherwise every tool. A server of thousands of tools
-// would otherwise cost each run the import of all of them.
+// A wrapped server's module is JavaScript, index.js typed by the index.d.ts
+// beside it, so that no runtime transpiles it on each run. WriteMain fits
+// it to each program: when main.ts imports the module only by plain named
+// imports, and imports no file of its own nor anything dynamically,
+// index.js exports just those names (and call); otherwise every tool. A
+// server of thousands of tools would otherwise cost each run the import of
+// all of them.
 //
 // Bun and tsx resolve `import x from "<module>"` in main.ts through
 // node_modules/<module>, following the symlink to the capability folder (its

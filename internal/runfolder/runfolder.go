@@ -189,7 +189,7 @@ type module struct {
 
 // Entries of generated modules: a wrapped server's, and a stub's.
 const (
-	generatedEntry = "index.ts"
+	generatedEntry = tsgen.EntryFile
 	stubEntry      = "index.js"
 )
 

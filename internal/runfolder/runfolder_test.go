@@ -379,7 +379,7 @@ func TestBuiltinModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(im), `"omnidev": "./node_modules/omnidev/index.ts"`) {
+	if !strings.Contains(string(im), `"omnidev": "./node_modules/omnidev/index.js"`) {
 		t.Errorf("import map lacks omnidev:\n%s", im)
 	}
 	code := `import { runs } from "omnidev";

@@ -40,6 +40,9 @@ type catalogState struct {
 	ids  []string
 	// files are the paths of each capability's resources in its folder.
 	files map[string][]string
+	// tools hold the declarations of the wrapped servers' tools, by
+	// capability id (see toolResource).
+	tools map[string]*lazyTypes
 }
 
 func newCatalog(logger *slog.Logger) *catalog {
@@ -135,10 +138,14 @@ func newCatalogState(reg *capability.Registry, logger *slog.Logger) *catalogStat
 		resources: make(map[string]*resourceEntry),
 		caps:      make(map[string]*capability.Capability),
 		files:     make(map[string][]string),
+		tools:     make(map[string]*lazyTypes),
 	}
 	for _, c := range reg.Capabilities {
 		st.caps[c.ID] = c
 		st.ids = append(st.ids, c.ID)
+		if c.MCP != nil {
+			st.tools[c.ID] = &lazyTypes{}
+		}
 		for i := range c.Skills {
 			p := newPromptEntry(c, &c.Skills[i])
 			if first := st.prompts[p.prompt.Name]; first != nil {

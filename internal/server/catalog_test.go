@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/omnidev/omnidev/internal/capability"
 	"github.com/omnidev/omnidev/internal/testrepo"
 )
 
@@ -197,6 +199,7 @@ func TestComplete(t *testing.T) {
 		{name: "doc paths of all", ref: &mcp.CompleteReference{Type: "ref/resource", URI: "omni://{capability}/docs/{path}"}, arg: "path", value: "u", want: []string{"usage.md"}},
 		{name: "rules", ref: &mcp.CompleteReference{Type: "ref/resource", URI: "omni://{capability}/rules/{path}"}, arg: "path", context: map[string]string{"capability": "repo"}, want: []string{"edits.md", "paths.md"}},
 		{name: "skill folders", ref: &mcp.CompleteReference{Type: "ref/resource", URI: "omni://{capability}/skills/{skill}/SKILL.md"}, arg: "skill", want: []string{"find-and-edit", "plan-work"}},
+		{name: "tool names, none without a wrapped server", ref: &mcp.CompleteReference{Type: "ref/resource", URI: "omni://{capability}/tools/{tool}.d.ts"}, arg: "tool", want: []string{}},
 		{name: "prompt argument values", ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "tasks-plan-work"}, arg: "tag", value: "f", want: []string{"feature"}},
 		{name: "prompt argument without values", ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "tasks-plan-work"}, arg: "request", want: []string{}},
 		{name: "unknown prompt", ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "nope"}, arg: "x", wantErr: `unknown prompt "nope"`},
@@ -355,5 +358,32 @@ func TestReadmeCatalog(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+tmpl.URITemplate+"`") {
 			t.Errorf("neither the README nor docs/ lists the resource template %s", tmpl.URITemplate)
 		}
+	}
+}
+
+// TestToolResource: the declaration of one tool of a wrapped server is read
+// through the tools template, holds that tool's function alone, and a tool
+// the server does not list is an error that says how to find them.
+func TestToolResource(t *testing.T) {
+	zones := (&capability.Capability{ID: "zones", Module: "zones", MCP: &capability.MCPServer{Command: "zones-server"}}).WithTools([]capability.Tool{
+		{Name: "get_zone_2", Description: "Returns zone 2.", InputSchema: []byte(`{"type":"object","properties":{"zone_id":{"type":"string"}},"required":["zone_id"]}`)},
+		{Name: "get_zone_1", Description: "Returns zone 1."},
+	}, "")
+	st := newCatalogState(&capability.Registry{Capabilities: []*capability.Capability{zones}}, slog.New(slog.DiscardHandler))
+
+	uri := capability.ToolURI("zones", "get_zone_2")
+	r, err := st.lookup(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.resource.URI != uri || r.resource.MIMEType != mimeTypeScript || r.resource.Size != int64(len(r.text)) ||
+		!strings.Contains(r.text, "export function getZone2(args: {") || strings.Contains(r.text, "getZone1") {
+		t.Errorf("%s: %+v\n%s", uri, r.resource, r.text)
+	}
+	if _, err := st.lookup(capability.ToolURI("zones", "get_zone_3")); err == nil || !strings.Contains(err.Error(), `has no tool "get_zone_3"`) {
+		t.Errorf("unknown tool: %v", err)
+	}
+	if got, want := st.toolNames(""), []string{"get_zone_1", "get_zone_2"}; !slices.Equal(got, want) {
+		t.Errorf("toolNames = %q, want %q", got, want)
 	}
 }

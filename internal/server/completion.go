@@ -46,7 +46,11 @@ func (c *catalog) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Co
 			if p.Context != nil {
 				capID = p.Context.Arguments["capability"]
 			}
-			candidates = st.filesUnder(capID, t.dir, t.suffix)
+			if t.dir == capability.ToolTypesDir {
+				candidates = st.toolNames(capID)
+			} else {
+				candidates = st.filesUnder(capID, t.dir, t.suffix)
+			}
 		default:
 			return nil, invalidParams("resource template %q has no variable %q", p.Ref.URI, p.Argument.Name)
 		}
@@ -59,6 +63,26 @@ func (c *catalog) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Co
 		res.Completion.Values, res.Completion.HasMore = values[:maxCompletions], true
 	}
 	return res, nil
+}
+
+// toolNames returns the MCP names of the tools of the wrapped servers, of
+// capability capID or, when it is not enabled or empty, of every one;
+// sorted, without repeats.
+func (st *catalogState) toolNames(capID string) []string {
+	ids := st.ids
+	if st.caps[capID] != nil {
+		ids = []string{capID}
+	}
+	var names []string
+	for _, id := range ids {
+		if c := st.caps[id]; c.MCP != nil {
+			for _, t := range c.Tools {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // filesUnder returns the names of the resource files under dir and before

@@ -86,6 +86,26 @@ func TestEndToEndWrappedServer(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	// A tool hit names the declaration of that tool alone, which a host
+	// can read.
+	var hits struct {
+		Results []struct{ Source, Kind, URI string }
+	}
+	s.call(t, ctx, "omni_query", map[string]any{"query": "get-sum", "kinds": []string{"tool"}, "limit": 1}, &hits)
+	const sumURI = "omni://everything/tools/get-sum.d.ts"
+	if len(hits.Results) != 1 || hits.Results[0].Kind != "tool" || hits.Results[0].URI != sumURI {
+		t.Fatalf("hits %+v; want the tool get-sum with uri %s", hits.Results, sumURI)
+	}
+	rr, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: sumURI})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].MIMEType != "application/typescript" ||
+		!strings.Contains(rr.Contents[0].Text, "declare module 'everything'") ||
+		!strings.Contains(rr.Contents[0].Text, "export function getSum(args: {") || strings.Contains(rr.Contents[0].Text, "export function echo(") {
+		t.Errorf("read %s: %v\n%+v", sumURI, err, rr)
+	}
+	if _, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "omni://everything/tools/no-such-tool.d.ts"}); err == nil || !strings.Contains(err.Error(), `has no tool "no-such-tool"`) {
+		t.Errorf("read of an unknown tool's declaration: %v", err)
+	}
+
 	code := `import { echo, getSum, call, tools } from "everything";
 const r = await echo({ message: "hi" });
 console.log(JSON.stringify(r));

@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/omnidev/omnidev/internal/capability"
+	"github.com/omnidev/omnidev/internal/tsgen"
 )
 
 // MIME types of the resources.
@@ -73,6 +77,10 @@ var resourceTemplates = []resourceTemplate{
 		URITemplate: "omni://{capability}/types.d.ts", Name: "types", Title: "Capability type definitions",
 		Description: "The TypeScript declarations of a capability's module.", MIMEType: mimeTypeScript,
 	}},
+	{ResourceTemplate: mcp.ResourceTemplate{
+		URITemplate: "omni://{capability}/tools/{tool}.d.ts", Name: "tool", Title: "Tool declaration",
+		Description: "The TypeScript declaration of one tool of a capability that wraps an MCP server: its function and the types it refers to; tool is the tool's MCP name.", MIMEType: mimeTypeScript,
+	}, variable: "tool", dir: capability.ToolTypesDir, suffix: capability.ToolTypesExt},
 }
 
 // lookup returns the resource uri names, or an error that says why there is
@@ -92,6 +100,9 @@ func (st *catalogState) lookup(uri string) (*resourceEntry, error) {
 		return r, nil
 	}
 	c := st.caps[id]
+	if tool, ok := toolOf(rel); ok && c.MCP != nil {
+		return st.toolResource(uri, c, tool)
+	}
 	switch {
 	case rel == capability.TypesFile && c.MCP != nil && c.ToolsError != "":
 		return nil, notFound(uri, "capability %s has no type definitions yet: they are generated from its MCP server's tools, which are not listed (%s)", id, c.ToolsError)
@@ -105,6 +116,50 @@ func (st *catalogState) lookup(uri string) (*resourceEntry, error) {
 		readable = strings.Join(files, ", ")
 	}
 	return nil, notFound(uri, "%s is not a file of capability %s that can be read; its readable files: %s (see resources/list)", rel, id, readable)
+}
+
+// toolOf returns the MCP name of the tool whose declaration rel names
+// (tools/<name>.d.ts).
+func toolOf(rel string) (string, bool) {
+	rest, ok := strings.CutPrefix(rel, capability.ToolTypesDir)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, capability.ToolTypesExt)
+}
+
+// toolResource returns the declaration of one tool of c, a capability that
+// wraps an MCP server: what an omni_query hit of kind tool links to. It is
+// built from the module's declaration, which is generated once per
+// catalog state, when a tool's is first read.
+func (st *catalogState) toolResource(uri string, c *capability.Capability, tool string) (*resourceEntry, error) {
+	if !slices.ContainsFunc(c.Tools, func(t capability.Tool) bool { return t.Name == tool }) {
+		if c.ToolsError != "" {
+			return nil, notFound(uri, "capability %s has no tool declarations yet: its MCP server's tools are not listed (%s)", c.ID, c.ToolsError)
+		}
+		return nil, notFound(uri, "capability %s has no tool %q; omni_query with kinds [\"tool\"] finds its tools, and each hit's uri names its declaration", c.ID, tool)
+	}
+	g := st.tools[c.ID]
+	g.once.Do(func() { g.types = tsgen.Generate(c.Module, c.Tools) })
+	text := g.types.Select([]string{tool})
+	return &resourceEntry{
+		resource: &mcp.Resource{
+			URI:         capability.ToolURI(c.ID, tool),
+			Name:        c.ID + "/" + capability.ToolTypesDir + tool + capability.ToolTypesExt,
+			Title:       fmt.Sprintf("%s tool %s", c.Module, tool),
+			Description: fmt.Sprintf("The TypeScript declaration of the function of tool %q in the %q module, and of the types it refers to.", tool, c.Module),
+			MIMEType:    mimeTypeScript,
+			Size:        int64(len(text)),
+		},
+		text: text,
+	}, nil
+}
+
+// lazyTypes is the declaration of one wrapped server's module, in parts,
+// generated when a tool's declaration is first read.
+type lazyTypes struct {
+	once  sync.Once
+	types *tsgen.Types
 }
 
 // readResource answers resources/read.

@@ -107,6 +107,7 @@ func TestEndToEndAPIScale(t *testing.T) {
 	var q struct {
 		Results []struct {
 			Name string `json:"name"`
+			URI  string `json:"uri"`
 		} `json:"results"`
 		TypeDefinitions string `json:"type_definitions"`
 	}
@@ -130,6 +131,16 @@ func TestEndToEndAPIScale(t *testing.T) {
 	rr, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "omni://zones/types.d.ts"})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "export function "+lastZone+"(") {
 		t.Errorf("omni://zones/types.d.ts: %v, %d contents", err, len(rr.Contents))
+	}
+
+	// A tool hit's uri reads that tool's declaration alone.
+	if len(q.Results) > 0 {
+		h := q.Results[0]
+		rr, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: h.URI})
+		fn := "getZone" + strings.TrimPrefix(h.Name, "get_zone_")
+		if err != nil || len(rr.Contents) != 1 || len(rr.Contents[0].Text) > 4_000 || !strings.Contains(rr.Contents[0].Text, "export function "+fn+"(") {
+			t.Errorf("hit %s: read %q: %v, %d contents", h.Name, h.URI, err, len(rr.Contents))
+		}
 	}
 
 	// The program's module still exports every tool: the module fitted to

@@ -39,12 +39,15 @@ func BenchmarkGenerate(b *testing.B) {
 
 // BenchmarkModuleImport: what importing the generated module of a server
 // with 10,000 tools adds to a run of each runtime: the median wall time of
-// a program that imports its last function and its tool list, less that of
-// a program that imports nothing (both print one line). "full" imports the
-// whole module (what a program gets that imports it otherwise than by
-// plain named imports); "named" imports the module ModuleFor writes for
-// those two names. Each runtime's first runs (compile caches) are left out.
-// Runtimes not installed are reported as such.
+// a program that imports it, less that of a program that imports nothing
+// (both print one line). "full" imports the whole module (`import * as m`,
+// what a program gets that imports it otherwise than by plain named
+// imports); "named" imports the module ModuleFor writes for the last
+// function and tools. import-ms is with the runtime's caches warm (its
+// first runs are left out); isolated-import-ms gives every run an empty
+// TMPDIR and HOME and no other variable but PATH, as an isolated run
+// has, where no runtime finds a cache of an earlier run. Runtimes not
+// installed are reported as such.
 func BenchmarkModuleImport(b *testing.B) {
 	dir := b.TempDir()
 	tools := apiTools(10_000)
@@ -55,13 +58,13 @@ func BenchmarkModuleImport(b *testing.B) {
 	}
 	full := Module("zones", tools)
 	named := ModuleFor("zones", tools, []string{"getZone9999", "tools"})
+	write("package.json", `{"type": "module"}`+"\n")
 	write(ToolsFile, ToolList(tools))
-	write("full.ts", full)
-	write("named.ts", named)
+	write("full.js", full)
+	write("named.js", named)
 	write("bare.ts", "console.log(\"function\", 10000);\n")
-	for _, m := range []string{"full", "named"} {
-		write("imports_"+m+".ts", "import { getZone9999, tools } from \"./"+m+".ts\";\nconsole.log(typeof getZone9999, tools.length);\n")
-	}
+	write("imports_full.ts", "import * as m from \"./full.js\";\nconsole.log(typeof m.getZone9999, m.tools.length);\n")
+	write("imports_named.ts", "import { getZone9999, tools } from \"./named.js\";\nconsole.log(typeof getZone9999, tools.length);\n")
 	b.Logf("module: %d bytes whole, %d for two names", len(full), len(named))
 	runtimes := []struct {
 		name string
@@ -77,9 +80,18 @@ func BenchmarkModuleImport(b *testing.B) {
 				if _, err := exec.LookPath(rt.argv[0]); err != nil {
 					b.Skipf("%s is not installed", rt.argv[0])
 				}
-				run := func(file string) time.Duration {
+				run := func(file string, isolated bool) time.Duration {
 					cmd := exec.Command(rt.argv[0], append(rt.argv[1:], file)...)
 					cmd.Dir = dir
+					if isolated {
+						private := b.TempDir()
+						for _, d := range []string{"tmp", "home"} {
+							if err := os.Mkdir(filepath.Join(private, d), 0o755); err != nil {
+								b.Fatal(err)
+							}
+						}
+						cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + filepath.Join(private, "tmp"), "HOME=" + filepath.Join(private, "home")}
+					}
 					start := time.Now()
 					if out, err := cmd.CombinedOutput(); err != nil {
 						b.Fatalf("%s %s: %v\n%s", rt.name, file, err, out)
@@ -87,19 +99,25 @@ func BenchmarkModuleImport(b *testing.B) {
 					return time.Since(start)
 				}
 				imports := "imports_" + m + ".ts"
-				run("bare.ts")
-				run(imports)
-				var bare, imp []time.Duration
+				run("bare.ts", false)
+				run(imports, false)
+				var bare, imp, isoBare, isoImp []time.Duration
 				for b.Loop() {
-					bare = append(bare, run("bare.ts"))
-					imp = append(imp, run(imports))
+					bare = append(bare, run("bare.ts", false))
+					imp = append(imp, run(imports, false))
+					isoBare = append(isoBare, run("bare.ts", true))
+					isoImp = append(isoImp, run(imports, true))
 				}
-				slices.Sort(bare)
-				slices.Sort(imp)
-				mid := func(ds []time.Duration) float64 { return float64(ds[len(ds)/2].Microseconds()) / 1000 }
-				b.ReportMetric(mid(imp)-mid(bare), "import-ms")
-				b.ReportMetric(mid(bare), "bare-run-ms")
+				b.ReportMetric(median(imp)-median(bare), "import-ms")
+				b.ReportMetric(median(bare), "bare-run-ms")
+				b.ReportMetric(median(isoImp)-median(isoBare), "isolated-import-ms")
 			})
 		}
 	}
+}
+
+// median returns the median of ds in milliseconds.
+func median(ds []time.Duration) float64 {
+	ds = slices.Sorted(slices.Values(ds))
+	return float64(ds[len(ds)/2].Microseconds()) / 1000
 }

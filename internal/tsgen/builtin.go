@@ -44,7 +44,7 @@ export type RunFile = {
 /** A run with its program and its changes as a unified diff. */
 export type RunDetail = RunSummary & {
   program: string;
-  /** Unified diff of every file the run changed, each with the whole file as context. */
+  /** Unified diff of every file the run changed, git's format with three lines of context. */
   diff: string;
   changes: RunFile[];
   /** Set when the diff was cut to fit: note says how to get it whole. */
@@ -100,7 +100,8 @@ func BuiltinDeclaration() string {
 	return b.String()
 }
 
-// BuiltinSource returns the source of BuiltinModule: runs, whose calls go
+// BuiltinSource returns the source of BuiltinModule, JavaScript as the
+// generated modules are (its types are BuiltinTypes): runs, whose calls go
 // to the server over the relay's channel with the client every generated
 // module shares (one connection per program).
 func BuiltinSource() string {
@@ -109,13 +110,13 @@ func BuiltinSource() string {
 const capability = ` + quote(BuiltinModule) + `;
 
 export const runs = {
-  list(n?: number): Promise<any[]> {
-    return relayCall(capability, "list", n === undefined ? {} : { n }).then((r: any) => r.runs);
+  list(n) {
+    return relayCall(capability, "list", n === undefined ? {} : { n }).then((r) => r.runs);
   },
-  show(id: string): Promise<any> {
+  show(id) {
     return relayCall(capability, "show", { id });
   },
-  undo(id?: string, options: { force?: boolean } = {}): Promise<any> {
+  undo(id, options = {}) {
     return relayCall(capability, "undo", { id: id ?? "", force: options?.force === true });
   },
 };

@@ -1,7 +1,7 @@
-// Package tsgen writes the TypeScript of a capability that wraps an MCP
-// server: the module a program imports (one async function per tool, plus
-// call and tools) and its `declare module` block, generated from the tools'
-// JSON Schemas.
+// Package tsgen writes the module of a capability that wraps an MCP server:
+// the JavaScript a program imports (one function per tool, plus call and
+// tools) and its TypeScript `declare module` block, generated from the
+// tools' JSON Schemas.
 //
 // Function names follow one stable rule (see Identifiers), so that a
 // program written against a server keeps working while the server adds

@@ -87,7 +87,7 @@ func TestDeclarationSchemasGolden(t *testing.T) {
 }
 
 func TestModuleGolden(t *testing.T) {
-	golden(t, "fixture.ts.golden", Module("fixture", fixtureTools(t)))
+	golden(t, "fixture.js.golden", Module("fixture", fixtureTools(t)))
 	golden(t, "fixture.tools.json.golden", ToolList(fixtureTools(t)))
 }
 
