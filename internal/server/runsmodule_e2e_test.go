@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // worktree returns every file below root but .git and .omni, by path.
@@ -233,4 +234,39 @@ func filesDiff(want, got map[string]string) string {
 func jsString(s string) string {
 	data, _ := json.Marshal(s)
 	return string(data)
+}
+
+// TestEndToEndRunsShowBounded: a program writes both sides of a run's diff,
+// and two files of 60,000 lines with none in common took Myers' diff 37 s
+// (8 MiB ones an hour each), holding the store, and the program's
+// omni_execute past its timeout while runs.show was in flight. The diff
+// is coarser past a timeout.
+func TestEndToEndRunsShowBounded(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	ctx := t.Context()
+	write := func(tag string) runsExecOut {
+		t.Helper()
+		var out runsExecOut
+		s.call(t, ctx, "omni_execute", map[string]any{"code": `import { writeFileSync } from "node:fs";
+for (const f of ["x1.txt", "x2.txt"]) {
+  let s = "";
+  for (let i = 0; i < 60000; i++) s += "` + tag + `" + i + "\n";
+  writeFileSync(f, s);
+}`}, &out)
+		if out.ExitCode != 0 || out.RunID == "" {
+			t.Fatalf("run: %+v", out)
+		}
+		return out
+	}
+	write("a")
+	b := write("b")
+	start := time.Now()
+	var out runsExecOut
+	s.call(t, ctx, "omni_execute", map[string]any{"timeout_ms": 20000, "code": `import { runs } from "omnidev";
+const r = await runs.show(` + jsString(b.RunID) + `);
+console.log(r.diff.includes("-a0\n") && r.diff.includes("+b59999\n") ? "shown" : "wrong diff");`}, &out)
+	if took := time.Since(start); took > 15*time.Second || out.Stdout != "shown\n" {
+		t.Errorf("runs.show took %v: %+v", took, out)
+	}
 }
