@@ -270,3 +270,28 @@ console.log(r.diff.includes("-a0\n") && r.diff.includes("+b59999\n") ? "shown" :
 		t.Errorf("runs.show took %v: %+v", took, out)
 	}
 }
+
+// TestEndToEndRunsUndoNotUTF8: a run's record is JSON, where a name that
+// is not UTF-8 becomes another (each bad byte U+FFFD): once read back, in
+// another process, a program that had made "b\xff.t" had runs.undo delete
+// the user's "b\uFFFD.t" instead. Such a file's states are not kept, and
+// undo leaves it.
+func TestEndToEndRunsUndoNotUTF8(t *testing.T) {
+	root := fixtureRepo(t)
+	writeFile(t, root, "b\uFFFD.t", "x\n")
+	git(t, root, "add", "-A")
+	git(t, root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "user's file")
+	cmd := exec.Command(binary, "--dir", root, "exec", "-")
+	cmd.Stdin = strings.NewReader(`import { writeFileSync } from "node:fs";
+writeFileSync(Buffer.from([0x62, 0xff, 0x2e, 0x74]), "x\n");`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("omnidev exec: %v\n%s", err, out)
+	}
+	s := startServer(t, root)
+	var b runsExecOut
+	s.call(t, t.Context(), "omni_execute", map[string]any{"code": `import { runs } from "omnidev";
+console.log(JSON.stringify(await runs.undo()));`}, &b)
+	if data, err := os.ReadFile(filepath.Join(root, "b\uFFFD.t")); err != nil || string(data) != "x\n" {
+		t.Errorf("the user's b\uFFFD.t after the undo: %q, %v; the undo: %+v", data, err, b)
+	}
+}
