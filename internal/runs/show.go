@@ -5,12 +5,25 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// A line diff is Myers': its time grows with the lines times the lines
+// changed, and a program writes both sides. Two files of 60,000 distinct
+// lines took 18 s, two of 8 MiB would take the hour go-git's diff.Do
+// allows, all of it holding the store (and a program's runs.show, past its
+// run's timeout). Past diffFileTimeout a file's diff is coarser (blocks
+// removed and added whole, as internal/changes counts lines), and past
+// diffTimeout every later file's diff of the run is.
+const (
+	diffFileTimeout = time.Second
+	diffTimeout     = 10 * time.Second
 )
 
 // WriteDiff writes a unified diff, git's format with three lines of
@@ -38,6 +51,7 @@ func (s *Store) WriteDiffHiding(w io.Writer, rec *Record, hide func(path string)
 	}
 	defer p.Close()
 	enc := fdiff.NewUnifiedEncoder(w, fdiff.DefaultContextLines)
+	deadline := time.Now().Add(diffTimeout)
 	for _, f := range rec.Files {
 		if hide != nil && hide(f.Path) {
 			if err := header(w, f, fmt.Sprintf("content withheld: %s is hidden from programs (omnidev runs show %s prints it)", f.Path, rec.ID)); err != nil {
@@ -45,7 +59,7 @@ func (s *Store) WriteDiffHiding(w io.Writer, rec *Record, hide func(path string)
 			}
 			continue
 		}
-		fp, err := filePatchOf(p, f)
+		fp, err := filePatchOf(p, f, deadline)
 		if err != nil {
 			if err := header(w, f, fmt.Sprintf("content not kept: %v", err)); err != nil {
 				return err
@@ -77,9 +91,10 @@ func header(w io.Writer, f File, why string) error {
 	return err
 }
 
-// filePatchOf is f as go-git's diff encoder takes it, or why its content
+// filePatchOf is f as go-git's diff encoder takes it, its lines compared
+// until deadline at the latest (see diffFileTimeout), or why its content
 // cannot be shown.
-func filePatchOf(p *runPack, f File) (fdiff.FilePatch, error) {
+func filePatchOf(p *runPack, f File, deadline time.Time) (fdiff.FilePatch, error) {
 	fp := &filePatch{from: side(f.Path, f.Before), to: side(f.Path, f.After)}
 	old, err := content(p, f.Before)
 	if err != nil {
@@ -93,7 +108,9 @@ func filePatchOf(p *runPack, f File) (fdiff.FilePatch, error) {
 		fp.binary = true
 		return fp, nil
 	}
-	for _, d := range diff.Do(old, cur) {
+	// A timeout of 0 would be none.
+	timeout := max(min(diffFileTimeout, time.Until(deadline)), time.Millisecond)
+	for _, d := range diff.DoWithTimeout(old, cur, timeout) {
 		op := fdiff.Equal
 		switch d.Type {
 		case diffmatchpatch.DiffInsert:

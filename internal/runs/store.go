@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -324,6 +325,13 @@ func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, 
 		f := File{Path: c.Path, Status: c.Status, Insertions: c.Insertions, Deletions: c.Deletions}
 		f.Before = s.prior(b, p, c)
 		f.After = capture(w, b, c.Path)
+		if !utf8.ValidString(c.Path) {
+			// run.json would hold another name, U+FFFD for each bad
+			// byte: undo would change that file instead of this one.
+			for _, st := range []*State{&f.Before, &f.After} {
+				st.Blob, st.NotKept = "", "the name is not UTF-8"
+			}
+		}
 		rec.Files = append(rec.Files, f)
 	}
 	if err := s.save(b, rec); err != nil {

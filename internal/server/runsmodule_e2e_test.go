@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // worktree returns every file below root but .git and .omni, by path.
@@ -233,4 +234,64 @@ func filesDiff(want, got map[string]string) string {
 func jsString(s string) string {
 	data, _ := json.Marshal(s)
 	return string(data)
+}
+
+// TestEndToEndRunsShowBounded: a program writes both sides of a run's diff,
+// and two files of 60,000 lines with none in common took Myers' diff 37 s
+// (8 MiB ones an hour each), holding the store, and the program's
+// omni_execute past its timeout while runs.show was in flight. The diff
+// is coarser past a timeout.
+func TestEndToEndRunsShowBounded(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	ctx := t.Context()
+	write := func(tag string) runsExecOut {
+		t.Helper()
+		var out runsExecOut
+		s.call(t, ctx, "omni_execute", map[string]any{"code": `import { writeFileSync } from "node:fs";
+for (const f of ["x1.txt", "x2.txt"]) {
+  let s = "";
+  for (let i = 0; i < 60000; i++) s += "` + tag + `" + i + "\n";
+  writeFileSync(f, s);
+}`}, &out)
+		if out.ExitCode != 0 || out.RunID == "" {
+			t.Fatalf("run: %+v", out)
+		}
+		return out
+	}
+	write("a")
+	b := write("b")
+	start := time.Now()
+	var out runsExecOut
+	s.call(t, ctx, "omni_execute", map[string]any{"timeout_ms": 20000, "code": `import { runs } from "omnidev";
+const r = await runs.show(` + jsString(b.RunID) + `);
+console.log(r.diff.includes("-a0\n") && r.diff.includes("+b59999\n") ? "shown" : "wrong diff");`}, &out)
+	if took := time.Since(start); took > 15*time.Second || out.Stdout != "shown\n" {
+		t.Errorf("runs.show took %v: %+v", took, out)
+	}
+}
+
+// TestEndToEndRunsUndoNotUTF8: a run's record is JSON, where a name that
+// is not UTF-8 becomes another (each bad byte U+FFFD): once read back, in
+// another process, a program that had made "b\xff.t" had runs.undo delete
+// the user's "b\uFFFD.t" instead. Such a file's states are not kept, and
+// undo leaves it.
+func TestEndToEndRunsUndoNotUTF8(t *testing.T) {
+	root := fixtureRepo(t)
+	writeFile(t, root, "b\uFFFD.t", "x\n")
+	git(t, root, "add", "-A")
+	git(t, root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "user's file")
+	cmd := exec.Command(binary, "--dir", root, "exec", "-")
+	cmd.Stdin = strings.NewReader(`import { writeFileSync } from "node:fs";
+writeFileSync(Buffer.from([0x62, 0xff, 0x2e, 0x74]), "x\n");`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("omnidev exec: %v\n%s", err, out)
+	}
+	s := startServer(t, root)
+	var b runsExecOut
+	s.call(t, t.Context(), "omni_execute", map[string]any{"code": `import { runs } from "omnidev";
+console.log(JSON.stringify(await runs.undo()));`}, &b)
+	if data, err := os.ReadFile(filepath.Join(root, "b\uFFFD.t")); err != nil || string(data) != "x\n" {
+		t.Errorf("the user's b\uFFFD.t after the undo: %q, %v; the undo: %+v", data, err, b)
+	}
 }
