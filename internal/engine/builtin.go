@@ -26,6 +26,11 @@ const (
 	// megabytes of diff wants a file, and the whole diff stays one command
 	// or resource away.
 	maxShownDiff = 4 << 20
+	// maxUndos bounds the undos one run's program makes: each is a run
+	// record, and records past [runs] keep are pruned, so that a program
+	// undoing in a loop would otherwise push every earlier run out of
+	// reach of undo.
+	maxUndos = 10
 )
 
 // builtin answers one run's calls of the omnidev module (runs.list, show
@@ -43,6 +48,7 @@ type builtin struct {
 
 	mu    sync.Mutex
 	ended bool
+	undos int
 	calls sync.WaitGroup
 }
 
@@ -192,6 +198,13 @@ func (b *builtin) show(store *runs.Store, id string) (any, error) {
 }
 
 func (b *builtin) undo(ctx context.Context, store *runs.Store, id string, force bool) (any, error) {
+	b.mu.Lock()
+	b.undos++
+	n := b.undos
+	b.mu.Unlock()
+	if n > maxUndos {
+		return nil, fmt.Errorf("runs.undo: a program may undo %d runs at most; undo more from a terminal with omnidev undo ID (each undo is a run record, and only the last [runs] keep are kept)", maxUndos)
+	}
 	// The run is resolved first, so that what is checked is what is undone.
 	var rec *runs.Record
 	var err error

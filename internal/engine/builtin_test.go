@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/isolate"
 	"github.com/omnidev/omnidev/internal/query"
+	"github.com/omnidev/omnidev/internal/runs"
 )
 
 // TestBuiltinShowHidesHiddenFiles: runs.show gives the path and status of
@@ -153,5 +154,38 @@ func TestQueryListsBuiltin(t *testing.T) {
 				t.Errorf("summary lists omnidev: %v, types declare it: %v; want %v", listed, typed, tt.want)
 			}
 		})
+	}
+}
+
+// TestBuiltinUndoBounded: a program undoing in a loop makes at most
+// maxUndos records, so that it cannot push the runs before it out of
+// [runs] keep; the earliest run stays there to undo.
+func TestBuiltinUndoBounded(t *testing.T) {
+	e := newTestEngine(t)
+	first, err := e.Execute(t.Context(), ExecRequest{Code: `import { writeFileSync } from "node:fs";
+writeFileSync("flip.txt", "run\n");`})
+	if err != nil || first.RunID == "" {
+		t.Fatalf("run: %v %+v", err, first)
+	}
+	b := e.newBuiltin()
+	var refused error
+	for i := range 3 * maxUndos {
+		if _, err := b.call(t.Context(), "undo", nil); err != nil {
+			refused = err
+			if i != maxUndos {
+				t.Errorf("undo %d refused: %v", i+1, err)
+			}
+			break
+		}
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "omnidev undo ID") {
+		t.Fatalf("undo %d times: last error %v, want a refusal naming omnidev undo", 3*maxUndos, refused)
+	}
+	b.end()
+	if err := e.Runs(t.Context(), func(s *runs.Store) error {
+		_, err := s.Get(first.RunID)
+		return err
+	}); err != nil {
+		t.Errorf("the first run is out of reach: %v", err)
 	}
 }

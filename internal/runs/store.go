@@ -32,6 +32,12 @@ const (
 	// MaxKeptBytes: a file larger than this, before or after a run, is not
 	// kept; its undo says so.
 	MaxKeptBytes = 8 << 20
+	// MaxRunKeptBytes bounds the content kept for one run, the files'
+	// states before it first, then after: a run's objects are held in
+	// memory until its pack is written, and a program can make any number
+	// of files of MaxKeptBytes (sparse ones cost it no disk). Past it,
+	// files are listed as not kept; their states' hashes are still known.
+	MaxRunKeptBytes = 64 << 20
 	// DefaultKeep is how many runs are kept when the caller does not say.
 	DefaultKeep = 100
 	// pruneSlack: old runs are pruned when this many more than keep are
@@ -265,27 +271,42 @@ type Pending struct {
 	mark  *changes.Mark
 	start time.Time
 	large map[string]keptFile
+	// skipped are the large dirty files not kept, with why.
+	skipped map[string]string
 }
+
+// overRun is why a file's content is not kept past MaxRunKeptBytes.
+var overRun = fmt.Sprintf("the run's files passed the %d MiB kept for one run", MaxRunKeptBytes>>20)
 
 // Prepare keeps, just before a run, the content of the dirty files the
 // baseline m holds no copy of (large ones, up to MaxKeptBytes).
 func (s *Store) Prepare(m *changes.Mark) *Pending {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}}
+	p := &Pending{mark: m, start: time.Now(), large: map[string]keptFile{}, skipped: map[string]string{}}
 	s.refresh() // another process's runs take ids too; Record reports a failure
 	p.id = s.newID(p.start)
 	s.running[p.id] = true
+	w, err := openWorktree(s.root)
+	if err != nil {
+		return p
+	}
+	defer w.Close()
+	var total int64
 	m.Uncopied(func(rel string, pr *changes.Prior) {
 		if pr.Size > MaxKeptBytes {
+			return
+		}
+		if total += pr.Size; total > MaxRunKeptBytes {
+			p.skipped[rel] = overRun
 			return
 		}
 		if k, ok := s.kept[rel]; ok && k.size == pr.Size && k.mtime == pr.MTime {
 			p.large[rel] = k
 			return
 		}
-		data, err := changes.ReadFile(s.path(rel), pr.Link, MaxKeptBytes)
-		if err != nil || int64(len(data)) != pr.Size {
+		st, data := w.state(rel)
+		if st.Blob == "" || st.Size != pr.Size {
 			return
 		}
 		h, err := s.writeBlob(data)
@@ -321,9 +342,15 @@ func (s *Store) Record(p *Pending, run Run, changed []changes.Change) (*Record, 
 	}
 	defer w.Close()
 	b := newBatch()
-	for _, c := range changed {
+	// The states before the run first: undo needs them, while of the
+	// states after it needs only the hashes.
+	befores := make([]State, len(changed))
+	for i, c := range changed {
+		befores[i] = s.prior(b, p, c)
+	}
+	for i, c := range changed {
 		f := File{Path: c.Path, Status: c.Status, Insertions: c.Insertions, Deletions: c.Deletions}
-		f.Before = s.prior(b, p, c)
+		f.Before = befores[i]
 		f.After = capture(w, b, c.Path)
 		if !utf8.ValidString(c.Path) {
 			// run.json would hold another name, U+FFFD for each bad
@@ -347,6 +374,14 @@ func (s *Store) prior(b *batch, p *Pending, c changes.Change) State {
 		return State{}
 	}
 	st := State{Mode: modeString(modeOf(pr.Link, pr.Executable)), Size: pr.Size}
+	if why, ok := p.skipped[c.Path]; ok {
+		st.NotKept = why
+		return st
+	}
+	if pr.Size <= MaxKeptBytes && !b.fits(pr.Size) {
+		st.NotKept = overRun
+		return st
+	}
 	if k, ok := p.large[c.Path]; ok && k.size == pr.Size && k.mtime == pr.MTime {
 		data, err := s.loose(k.hash)
 		if err != nil {
@@ -424,6 +459,16 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 type batch struct {
 	mem    *memory.Storage
 	hashes []plumbing.Hash
+	kept   int64 // bytes of file content, within MaxRunKeptBytes
+}
+
+// fits takes n bytes of the run's MaxRunKeptBytes, if they are left.
+func (b *batch) fits(n int64) bool {
+	if b.kept+n > MaxRunKeptBytes {
+		return false
+	}
+	b.kept += n
+	return true
 }
 
 func newBatch() *batch { return &batch{mem: memory.NewStorage()} }
@@ -472,8 +517,9 @@ func (s *Store) save(b *batch, rec *Record) error {
 	var blobs []object.TreeEntry
 	seen := map[string]bool{}
 	for _, f := range rec.Files {
-		for _, h := range []string{f.Before.Blob, f.After.Blob} {
-			if h == "" || seen[h] {
+		for _, st := range []State{f.Before, f.After} {
+			h := st.Blob
+			if h == "" || st.NotKept != "" || seen[h] {
 				continue
 			}
 			seen[h] = true

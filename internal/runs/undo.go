@@ -70,13 +70,14 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 	}
 	defer w.Close()
 	res := &UndoResult{Undone: rec.ID, Restored: []string{}}
-	// todo: the files to restore, each with its state now and content.
+	// todo: the files to restore, each with its state now, which b keeps
+	// first (undoing the undo restores it), within MaxRunKeptBytes.
 	type file struct {
 		File
-		now     State
-		content []byte
+		now State
 	}
 	var todo []file
+	b := newBatch()
 	for _, f := range rec.Files {
 		if err := checkPath(f.Path); err != nil {
 			return nil, err
@@ -92,7 +93,8 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 				continue
 			}
 		}
-		todo = append(todo, file{f, now, content})
+		keep(b, &now, content)
+		todo = append(todo, file{f, now})
 	}
 	if len(res.ChangedSince) > 0 && !force {
 		return res, fmt.Errorf("%w: %s; nothing restored (--force restores them too, losing those changes)", ErrChangedSince, strings.Join(res.ChangedSince, ", "))
@@ -114,19 +116,15 @@ func (s *Store) Undo(ctx context.Context, id string, force bool) (*UndoResult, e
 		return strings.Count(b.Path, "/") - strings.Count(a.Path, "/")
 	})
 	var failed []error
-	b := newBatch()
 	for _, f := range todo {
 		u := File{Path: f.Path, Before: f.now, After: f.Before}
-		if u.Before.Blob != "" {
-			b.add(plumbing.BlobObject, f.content)
-		}
 		var data []byte
 		if f.Before.exists() {
 			if data, err = p.blob(f.Before.Blob); err != nil {
 				failed = append(failed, fmt.Errorf("restore %s: %w", f.Path, err))
 				continue
 			}
-			b.add(plumbing.BlobObject, data)
+			keep(b, &u.After, data)
 		}
 		if err := restore(w, f.Path, f.Before, data); err != nil {
 			failed = append(failed, fmt.Errorf("restore %s: %w", f.Path, err))
@@ -243,13 +241,24 @@ func restore(w *worktree, rel string, st State, data []byte) error {
 	return nil
 }
 
-// capture stores the state of the file at rel in b.
+// capture stores the state of the file at rel in b, its content if it
+// fits the run's MaxRunKeptBytes.
 func capture(w *worktree, b *batch, rel string) State {
 	st, data := w.state(rel)
-	if st.Blob != "" {
-		st.Blob = b.add(plumbing.BlobObject, data).String()
-	}
+	keep(b, &st, data)
 	return st
+}
+
+// keep puts data, the content of a file in state st, in b if it fits the
+// run's MaxRunKeptBytes; else st says it is not kept, with its hash.
+func keep(b *batch, st *State, data []byte) {
+	switch {
+	case st.Blob == "" || st.NotKept != "":
+	case b.fits(int64(len(data))):
+		b.add(plumbing.BlobObject, data)
+	default:
+		st.NotKept = overRun
+	}
 }
 
 // checkPath refuses a path a record should never hold: outside the

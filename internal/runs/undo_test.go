@@ -1,7 +1,9 @@
 package runs
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +49,66 @@ func TestUndoRefusesSymlinkedFolder(t *testing.T) {
 		if data, _ := os.ReadFile(filepath.Join(outside, "f.txt")); string(data) != "new\n" {
 			t.Fatalf("force=%v: the file outside the worktree became %q", force, data)
 		}
+	}
+}
+
+// TestRunBudget: a run that makes more content than MaxRunKeptBytes (here
+// sparse files, which cost a program no disk) keeps what fits and the
+// others' hashes: the server's memory stays bounded, and undo still knows
+// the files are unchanged since the run, so it removes them all.
+func TestRunBudget(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	rec := changes.NewRecorder(dir, nil)
+	defer rec.Close()
+	s, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := rec.Before(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Prepare(m)
+	n := MaxRunKeptBytes/MaxKeptBytes + 4
+	for i := range n {
+		name := filepath.Join(dir, fmt.Sprintf("sparse%02d.bin", i))
+		if err := os.WriteFile(name, []byte{byte(i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(name, MaxKeptBytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, err := m.Changes(t.Context())
+	if err != nil || len(found) != n {
+		t.Fatalf("changes: %d, %v", len(found), err)
+	}
+	r, err := s.Record(p, Run{Program: "x"}, found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, hashed := 0, 0
+	for _, f := range r.Files {
+		switch {
+		case f.After.NotKept == "":
+			kept++
+		case f.After.NotKept == overRun && f.After.Blob != "":
+			hashed++
+		default:
+			t.Errorf("%s: after = %+v", f.Path, f.After)
+		}
+	}
+	if kept > MaxRunKeptBytes/MaxKeptBytes || kept+hashed != n {
+		t.Errorf("%d files kept and %d hashed of %d, want at most %d kept", kept, hashed, n, MaxRunKeptBytes/MaxKeptBytes)
+	}
+	res, err := s.Undo(t.Context(), r.ID, false)
+	if err != nil || len(res.Restored) != n {
+		t.Fatalf("undo: %v, %+v", err, res)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "sparse*")); len(left) != 0 {
+		t.Errorf("undo left %v", left)
 	}
 }
