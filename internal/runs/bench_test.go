@@ -12,6 +12,8 @@ import (
 )
 
 // benchRepo makes a git repository of n committed files, 50 to a folder.
+// Git's automatic gc is off: run in the background, it writes to .git
+// while the benchmark's temporary folder is removed.
 func benchRepo(b *testing.B, n int) string {
 	dir := b.TempDir()
 	for i := range n {
@@ -19,7 +21,7 @@ func benchRepo(b *testing.B, n int) string {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, fmt.Appendf(nil, "file %d\nsome text\nmore text\n", i), 0o644)
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"}} {
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=b", "-c", "user.email=b@b", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "commit", "-qm", "init"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
