@@ -12,7 +12,7 @@ import (
 )
 
 // withRuns calls f with the repository's store of run records, between
-// runs (it waits for one in progress, in any process).
+// runs (it waits for one in progress, in any process): for an undo.
 func (env *cliEnv) withRuns(ctx context.Context, f func(*runs.Store) error) error {
 	root, err := env.root()
 	if err != nil {
@@ -21,6 +21,20 @@ func (env *cliEnv) withRuns(ctx context.Context, f func(*runs.Store) error) erro
 	ex := execute.New(root, nil)
 	defer ex.Close()
 	return ex.Runs(ctx, f)
+}
+
+// readRuns calls f with the store at once, a run in progress or not: for
+// what only reads it (a run's record is written whole, or not yet).
+func (env *cliEnv) readRuns(f func(*runs.Store) error) error {
+	root, err := env.root()
+	if err != nil {
+		return err
+	}
+	s, err := runs.Open(root, 0)
+	if err != nil {
+		return err
+	}
+	return f(s)
 }
 
 func runRuns(ctx context.Context, env *cliEnv, args []string) error {
@@ -33,7 +47,7 @@ func runRuns(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	switch {
 	case len(pos) == 0:
-		return env.withRuns(ctx, func(s *runs.Store) error {
+		return env.readRuns(func(s *runs.Store) error {
 			recs, err := s.List(*limit)
 			if err != nil {
 				return err
@@ -53,7 +67,7 @@ func runRuns(ctx context.Context, env *cliEnv, args []string) error {
 			return nil
 		})
 	case len(pos) == 2 && pos[0] == "show":
-		return env.withRuns(ctx, func(s *runs.Store) error {
+		return env.readRuns(func(s *runs.Store) error {
 			r, err := s.Get(pos[1])
 			if err != nil {
 				return err

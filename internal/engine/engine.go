@@ -419,3 +419,14 @@ func (e *Engine) Logger() *slog.Logger { return e.logger }
 func (e *Engine) Runs(ctx context.Context, f func(*runs.Store) error) error {
 	return e.executor.Runs(ctx, f)
 }
+
+// ReadRuns calls f with the store of run records at once, without waiting
+// for a run in progress (here or in another process): for what only reads
+// it, since a run's record is written whole or not yet.
+func (e *Engine) ReadRuns(f func(*runs.Store) error) error {
+	s, err := e.executor.Store()
+	if err != nil {
+		return err
+	}
+	return f(s)
+}

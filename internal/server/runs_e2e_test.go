@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,4 +48,52 @@ func TestEndToEndRunDiff(t *testing.T) {
 	}
 	_, err = s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "omni://runs/nope/diff"})
 	wantInvalidParams(t, err, "no run nope is kept")
+}
+
+// TestEndToEndRunDiffDuringRun: a run's diff is read while another run is
+// in progress, without waiting for it: the second run ends only once the
+// test has read the diff (it waits for a file the test then writes).
+func TestEndToEndRunDiffDuringRun(t *testing.T) {
+	root := fixtureRepo(t)
+	s := startServer(t, root)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var first struct {
+		RunID string `json:"run_id"`
+	}
+	s.call(t, ctx, "omni_execute", map[string]any{"code": `await Bun.write("README.md", "# fixture\n\nline 2\n");`}, &first)
+	started := filepath.Join(root, "started")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{
+			"timeout_ms": 50_000,
+			"code": `import { existsSync, writeFileSync } from "node:fs";
+writeFileSync("started", "");
+while (!existsSync("go")) await Bun.sleep(20);`,
+		}})
+		done <- err
+	}()
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the second run ended before it started: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	res, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "omni://runs/" + first.RunID + "/diff"})
+	if err != nil {
+		t.Fatalf("read the diff during a run: %v", err)
+	}
+	if !strings.Contains(res.Contents[0].Text, "+line 2") {
+		t.Errorf("diff = %q", res.Contents[0].Text)
+	}
+	if err := os.WriteFile(filepath.Join(root, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

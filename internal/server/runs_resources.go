@@ -43,7 +43,7 @@ func addRunResources(ctx context.Context, s *mcp.Server, e *engine.Engine) *runR
 		Description: "The unified diff of the files a run (omni_execute's run_id) changed, as `omnidev runs show` prints it.",
 		MIMEType:    mimeDiff,
 	}, r.read)
-	err := e.Runs(ctx, func(st *runs.Store) error {
+	err := e.ReadRuns(func(st *runs.Store) error {
 		recs, err := st.List(maxListedRuns)
 		for _, rec := range slices.Backward(recs) {
 			r.add(rec.ID, describe(rec.ExitCode, len(rec.Files)))
@@ -90,7 +90,7 @@ func (r *runResources) read(ctx context.Context, req *mcp.ReadResourceRequest) (
 		return nil, notFound(uri, "%s is not the URI of a run's diff: omni://runs/<run_id>/diff", uri)
 	}
 	var diff strings.Builder
-	err := r.e.Runs(ctx, func(st *runs.Store) error {
+	err := r.e.ReadRuns(func(st *runs.Store) error {
 		rec, err := st.Get(id)
 		if err != nil {
 			return err
