@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,23 +64,27 @@ func TestEndToEndRunDiffDuringRun(t *testing.T) {
 	}
 	s.call(t, ctx, "omni_execute", map[string]any{"code": `await Bun.write("README.md", "# fixture\n\nline 2\n");`}, &first)
 	started := filepath.Join(root, "started")
-	done := make(chan error, 1)
+	type ended struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan ended, 1)
 	go func() {
-		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{
-			"timeout_ms": 50_000,
+		res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "omni_execute", Arguments: map[string]any{
+			"timeout_ms": 20_000,
 			"code": `import { existsSync, writeFileSync } from "node:fs";
 writeFileSync("started", "");
 while (!existsSync("go")) await Bun.sleep(20);`,
 		}})
-		done <- err
+		done <- ended{res, err}
 	}()
 	for {
 		if _, err := os.Stat(started); err == nil {
 			break
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("the second run ended before it started: %v", err)
+		case e := <-done:
+			t.Fatalf("the second run ended before it started: %v", e.err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -93,7 +98,18 @@ while (!existsSync("go")) await Bun.sleep(20);`,
 	if err := os.WriteFile(filepath.Join(root, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	e := <-done
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	// Had the read waited for the run, the run would have ended by its
+	// timeout first.
+	var out struct {
+		ExitCode int  `json:"exit_code"`
+		TimedOut bool `json:"timed_out"`
+	}
+	data, _ := json.Marshal(e.res.StructuredContent)
+	if err := json.Unmarshal(data, &out); err != nil || out.ExitCode != 0 || out.TimedOut {
+		t.Errorf("the second run: %s", data)
 	}
 }
