@@ -72,7 +72,7 @@ func TestRunBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := s.Prepare(m)
-	n := MaxRunKeptBytes/MaxKeptBytes + 4
+	n := MaxRunKeptBytes/MaxKeptBytes + 1
 	for i := range n {
 		name := filepath.Join(dir, fmt.Sprintf("sparse%02d.bin", i))
 		if err := os.WriteFile(name, []byte{byte(i)}, 0o644); err != nil {
