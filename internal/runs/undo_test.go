@@ -112,3 +112,44 @@ func TestRunBudget(t *testing.T) {
 		t.Errorf("undo left %v", left)
 	}
 }
+
+// TestUndoManyFolders: an undo across more folders than it keeps open
+// restores every file.
+func TestUndoManyFolders(t *testing.T) {
+	root := t.TempDir()
+	s, err := Open(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBatch()
+	rec := &Record{ID: s.newID(time.Now()), Time: time.Now()}
+	n := 3*maxOpenDirs + 1
+	for i := range n {
+		rel := fmt.Sprintf("d%04d/sub/f.txt", i)
+		data := fmt.Appendf(nil, "file %d\n", i)
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, rel), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rec.Files = append(rec.Files, File{Path: rel, Status: changes.StatusAdded,
+			After: State{Mode: "100644", Blob: b.add(plumbing.BlobObject, data).String(), Size: int64(len(data))}})
+	}
+	if err := s.save(b, rec); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Undo(t.Context(), rec.ID, false)
+	if err != nil || len(res.Restored) != n {
+		t.Fatalf("undo: %v, %d restored of %d", err, len(res.Restored), n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "d*")); len(left) != 0 {
+		t.Errorf("%d folders left, first %s", len(left), left[0])
+	}
+	if _, err := s.Undo(t.Context(), res.RunID, false); err != nil {
+		t.Fatalf("undo of the undo: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "d0700/sub/f.txt")); string(got) != "file 700\n" {
+		t.Errorf("after the undo of the undo: %q", got)
+	}
+}

@@ -23,6 +23,12 @@ type worktree struct {
 	dirs map[string]*os.Root
 }
 
+// maxOpenDirs bounds the folders a worktree keeps open: a run may have
+// changed files in a hundred thousand folders, and the descriptors of a
+// process are not unbounded. Past it, all but the root are closed, and
+// opened (and checked) again when needed.
+const maxOpenDirs = 256
+
 func openWorktree(root string) (*worktree, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -69,6 +75,10 @@ func (w *worktree) dir(name string, create bool) (*os.Root, error) {
 		d.Close()
 		return nil, fmt.Errorf("%s: %w", name, changes.ErrReplaced)
 	}
+	if len(w.dirs) >= maxOpenDirs {
+		// The caller is done with the folders above: it holds only d.
+		w.forget(".")
+	}
 	w.dirs[name] = d
 	return d, nil
 }
@@ -112,10 +122,11 @@ func (w *worktree) state(rel string) (State, []byte) {
 	return st, data
 }
 
-// forget closes the folders at name and below, which are being removed.
+// forget closes the folders at name and below, which are being removed;
+// "." forgets all but the root.
 func (w *worktree) forget(name string) {
 	for n, d := range w.dirs {
-		if n == name || strings.HasPrefix(n, name+"/") {
+		if n != "." && (name == "." || n == name || strings.HasPrefix(n, name+"/")) {
 			d.Close()
 			delete(w.dirs, n)
 		}
