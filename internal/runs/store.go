@@ -293,6 +293,9 @@ func (s *Store) Prepare(m *changes.Mark) *Pending {
 	}
 	defer w.Close()
 	var total int64
+	// Only the files dirty now stay kept: prune deletes the others' blobs.
+	kept := map[string]keptFile{}
+	defer func() { s.kept = kept }()
 	m.Uncopied(func(rel string, pr *changes.Prior) {
 		if pr.Size > MaxKeptBytes {
 			return
@@ -302,7 +305,7 @@ func (s *Store) Prepare(m *changes.Mark) *Pending {
 			return
 		}
 		if k, ok := s.kept[rel]; ok && k.size == pr.Size && k.mtime == pr.MTime {
-			p.large[rel] = k
+			kept[rel], p.large[rel] = k, k
 			return
 		}
 		st, data := w.state(rel)
@@ -314,7 +317,7 @@ func (s *Store) Prepare(m *changes.Mark) *Pending {
 			return
 		}
 		k := keptFile{size: pr.Size, mtime: pr.MTime, hash: h}
-		s.kept[rel], p.large[rel] = k, k
+		kept[rel], p.large[rel] = k, k
 	})
 	return p
 }
