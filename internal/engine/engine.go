@@ -16,6 +16,7 @@ import (
 	"github.com/omnidev/omnidev/internal/query"
 	"github.com/omnidev/omnidev/internal/runfolder"
 	"github.com/omnidev/omnidev/internal/runs"
+	"github.com/omnidev/omnidev/internal/trust"
 	"github.com/omnidev/omnidev/internal/typecheck"
 )
 
@@ -99,6 +100,9 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOwnFolders(root); err != nil {
+		return nil, err
+	}
 	// .omni/state is where capabilities and wrapped servers keep their
 	// files (MEMORY_FILE = ".omni/state/memory.json"); servers expect the
 	// folder to exist.
@@ -111,6 +115,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	}
 	e.executor = execute.New(root, logger)
 	e.executor.KeepRuns(reg.KeepRuns)
+	e.executor.SetRunsKey(trust.Open(opts.Environ).RunsKey())
 	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err

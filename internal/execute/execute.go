@@ -3,6 +3,7 @@ package execute
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -68,6 +69,10 @@ type Executor struct {
 	closed bool
 	// keep is [runs] keep, which a reload may change during a run.
 	keep atomic.Int64
+	// runsKey signs the run records (SetRunsKey); by default one of this
+	// executor's own, or why there is none.
+	runsKey    []byte
+	runsKeyErr error
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -79,9 +84,22 @@ func New(root string, logger *slog.Logger) *Executor {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
+	key := make([]byte, 32)
+	rand.Read(key)
 	return &Executor{root: root, iso: isolate.New(), logger: logger, turn: make(chan struct{}, 1),
 		lock:     runLock{path: filepath.Join(root, ".omni", "run.lock")},
-		recorder: changes.NewRecorder(root, logger)}
+		recorder: changes.NewRecorder(root, logger), runsKey: key}
+}
+
+// SetRunsKey sets the user's key that signs the run records
+// (trust.Store.RunsKey), or, with err, why there is none: runs are then not
+// recorded, and each says why. Without it, an executor signs with a key of
+// its own, and reads only the records it made. Call it before the first
+// run.
+func (e *Executor) SetRunsKey(key []byte, err error) {
+	e.storeMu.Lock()
+	defer e.storeMu.Unlock()
+	e.runsKey, e.runsKeyErr = key, err
 }
 
 // Warm starts building, in the background, the baseline that lets runs
@@ -474,9 +492,15 @@ func (e *Executor) openStore() (*runs.Store, error) {
 	e.storeMu.Lock()
 	defer e.storeMu.Unlock()
 	if e.store == nil {
-		s, err := runs.Open(e.root, int(e.keep.Load()))
+		if e.runsKeyErr != nil {
+			return nil, e.runsKeyErr
+		}
+		s, err := runs.Open(e.root, int(e.keep.Load()), e.runsKey)
 		if err != nil {
 			return nil, err
+		}
+		if aside := s.SetAside(); aside != "" {
+			e.logger.Warn("the run records in .omni/runs were not made with your key (a clone's, another user's, or an older omnidev's): moved aside, not read", "moved_to", aside)
 		}
 		e.store = s
 	}

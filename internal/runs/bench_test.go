@@ -47,7 +47,7 @@ func BenchmarkRecord(b *testing.B) {
 			dirty(0)
 			rec := changes.NewRecorder(dir, nil)
 			defer rec.Close()
-			s, err := Open(dir, 0)
+			s, err := Open(dir, 0, testKey)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func BenchmarkUndo(b *testing.B) {
 		dir := benchRepo(b, 10_000)
 		rec := changes.NewRecorder(dir, nil)
 		defer rec.Close()
-		s, err := Open(dir, 0)
+		s, err := Open(dir, 0, testKey)
 		if err != nil {
 			b.Fatal(err)
 		}

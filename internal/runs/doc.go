@@ -24,6 +24,10 @@
 // before-states of the files it changed are written from those, and their
 // after-states read from the worktree.
 //
+// The store lies in the worktree, which a clone fills as its author
+// likes: the user's key signs the store and each run's line of the packs
+// list, and a store or line it did not sign is never read (Open).
+//
 // Every worktree file is written by untrusted programs: the package reads
 // them without following a final symlink or blocking on FIFOs and within
 // MaxKeptBytes, and undo writes only below folders that are real folders

@@ -32,7 +32,7 @@ func saved(t *testing.T, s *Store, at time.Time, paths ...string) *Record {
 }
 
 func TestWriteDiffHiding(t *testing.T) {
-	s, err := Open(t.TempDir(), 0)
+	s, err := Open(t.TempDir(), 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestWriteDiffHiding(t *testing.T) {
 // TestRunningRefused: the id of a run between Prepare and Record is taken
 // and cannot be read or undone, by itself or by a prefix.
 func TestRunningRefused(t *testing.T) {
-	s, err := Open(t.TempDir(), 0)
+	s, err := Open(t.TempDir(), 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRunningRefused(t *testing.T) {
 // TestConcurrentReads: the store serves calls from a running program's
 // goroutines at once (go test -race).
 func TestConcurrentReads(t *testing.T) {
-	s, err := Open(t.TempDir(), 0)
+	s, err := Open(t.TempDir(), 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

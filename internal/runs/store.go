@@ -2,6 +2,10 @@ package runs
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +90,12 @@ type Store struct {
 	seen packsStat
 	// recs caches the records read or written: a record never changes.
 	recs map[string]*Record
+	// key signs the store and the packs list's lines; ignored counts the
+	// lines it did not sign, which load passed over; aside is where a store
+	// the key did not sign was moved.
+	key     []byte
+	ignored int
+	aside   string
 	// running are the ids given to runs between Prepare and Record: taken,
 	// and refused by Get with ErrRunning.
 	running map[string]bool
@@ -94,9 +104,49 @@ type Store struct {
 // stored is where a run is: its packfile, and its commit there.
 type stored struct{ pack, commit plumbing.Hash }
 
-func (sr stored) line(id string) string {
-	return id + " " + sr.pack.String() + " " + sr.commit.String() + "\n"
+// line is the run's line in the packs list, signed: "<id> <pack> <commit>
+// <mac>". load reads only the lines the store's key signed (see Open).
+func (s *Store) line(id string, sr stored) string {
+	fields := id + " " + sr.pack.String() + " " + sr.commit.String()
+	return fields + " " + s.mac(fields) + "\n"
 }
+
+func (s *Store) mac(fields string) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte("omnidev run record\x00" + fields))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// ownerFile holds "<nonce> <mac>": the store's signature.
+const ownerFile = "omnidev-owner"
+
+// owned reports whether the store's folder holds an ownerFile the key
+// signed.
+func (s *Store) owned() bool {
+	data, err := changes.ReadFile(filepath.Join(s.dir, ownerFile), false, 256)
+	if err != nil {
+		return false
+	}
+	nonce, mac, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	return ok && hmac.Equal([]byte(mac), []byte(s.mac("store "+nonce)))
+}
+
+// own signs a store just made.
+func (s *Store) own() error {
+	nonce := rand.Text()
+	if err := writeFile(filepath.Join(s.dir, ownerFile), []byte(nonce+" "+s.mac("store "+nonce)+"\n")); err != nil {
+		return fmt.Errorf("create the runs store: %w", err)
+	}
+	return nil
+}
+
+// SetAside returns where Open moved a .omni/runs the key did not sign, or
+// "".
+func (s *Store) SetAside() string { return s.aside }
+
+// maxPacksBytes bounds the packs list: a line of ~160 bytes a run, and
+// at most 100,000 runs kept.
+const maxPacksBytes = 32 << 20
 
 type keptFile struct {
 	size, mtime int64
@@ -109,11 +159,43 @@ type packsStat struct {
 }
 
 // Open opens (creating it if needed) the store of the worktree at root,
-// keeping the last keep runs (DefaultKeep if keep <= 0).
-func Open(root string, keep int) (*Store, error) {
+// keeping the last keep runs (DefaultKeep if keep <= 0), with the user's
+// key (trust.Store.RunsKey).
+//
+// The store lies in the worktree, which a clone fills as its author likes:
+// an undo of a record someone else wrote would write what they chose, and
+// a folder of theirs in the store could lead the store's writes anywhere.
+// So the key signs the store (its ownerFile) and each run's line in the
+// packs list. A .omni/runs the key did not sign is moved aside whole
+// (SetAside says where) and a new store made; a line it did not sign is
+// passed over (Ignored counts them).
+func Open(root string, keep int, key []byte) (*Store, error) {
+	if len(key) == 0 {
+		return nil, errors.New("open the runs store: no key to sign run records with")
+	}
 	dir := filepath.Join(root, ".omni", "runs")
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		// A repository may hold either as a symlink (a clone carries any
+		// .omni): the store would be written wherever it leads.
+		if fi, err := os.Lstat(d); err == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("open the runs store: %s is not a folder (a symlink?); omnidev follows no link a repository holds: replace it with a folder", d)
+		}
+	}
+	s := &Store{root: root, dir: dir, kept: map[string]keptFile{}, recs: map[string]*Record{}, running: map[string]bool{}, key: key}
+	if _, err := os.Lstat(dir); err == nil && !s.owned() {
+		aside := fmt.Sprintf("%s.unverified-%d", dir, time.Now().UnixNano())
+		if err := os.Rename(dir, aside); err != nil {
+			return nil, fmt.Errorf("open the runs store: %s was not made by omnidev with your key (a clone's, or an older omnidev's), and moving it aside failed: %w; remove it", dir, err)
+		}
+		s.aside = aside
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the runs store: %w", err)
+	}
+	if !s.owned() {
+		if err := s.own(); err != nil {
+			return nil, err
+		}
 	}
 	st := newStorage(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, os.ErrNotExist) {
@@ -121,7 +203,7 @@ func Open(root string, keep int) (*Store, error) {
 			return nil, fmt.Errorf("create the runs store %s: %w", dir, err)
 		}
 	}
-	s := &Store{root: root, dir: dir, st: st, kept: map[string]keptFile{}, recs: map[string]*Record{}, running: map[string]bool{}}
+	s.st = st
 	s.SetKeep(keep)
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("read the runs store %s: %w", dir, err)
@@ -144,51 +226,39 @@ func newStorage(dir string) *filesystem.Storage {
 	return filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
 }
 
-// load reads the list of stored runs: the packs list, "<id> <pack>
-// <commit>" a line, and the refs/runs/<id> of stores written before the
-// commit was on the line.
+// load reads the list of stored runs: the lines of the packs list the
+// store's key signed. A line another key signed, or none (a store written
+// before lines were signed), is passed over and counted in ignored.
 func (s *Store) load() error {
 	s.seen = s.packsStat()
-	s.ids, s.runs = nil, map[string]stored{}
-	data, err := os.ReadFile(filepath.Join(s.dir, packsFile))
+	s.ids, s.runs, s.ignored = nil, map[string]stored{}, 0
+	data, err := changes.ReadFile(filepath.Join(s.dir, packsFile), false, maxPacksBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	for line := range strings.Lines(string(data)) {
 		f := strings.Fields(line)
-		if len(f) < 2 {
+		if len(f) == 0 {
 			continue
 		}
-		sr := stored{pack: plumbing.NewHash(f[1])}
-		if len(f) > 2 {
-			sr.commit = plumbing.NewHash(f[2])
-		}
-		s.runs[f[0]] = sr
-	}
-	it, err := s.st.IterReferences()
-	if err != nil {
-		return err
-	}
-	err = it.ForEach(func(r *plumbing.Reference) error {
-		id, ok := strings.CutPrefix(r.Name().String(), refPrefix)
-		if sr, listed := s.runs[id]; ok && listed && sr.commit.IsZero() {
-			sr.commit = r.Hash()
-			s.runs[id] = sr
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for id, sr := range s.runs {
-		if sr.commit.IsZero() {
-			delete(s.runs, id) // its line was written, its ref not: the run was lost
+		if len(f) != 4 || !hmac.Equal([]byte(f[3]), []byte(s.mac(strings.Join(f[:3], " ")))) {
+			s.ignored++
 			continue
 		}
-		s.ids = append(s.ids, id)
+		s.runs[f[0]] = stored{pack: plumbing.NewHash(f[1]), commit: plumbing.NewHash(f[2])}
 	}
+	s.ids = slices.Collect(maps.Keys(s.runs))
 	slices.SortFunc(s.ids, newestFirst)
 	return nil
+}
+
+// Ignored returns how many runs the store holds that its key did not
+// sign: recorded by another user, or by another process without a key,
+// or not by omnidev (a repository's own .omni/runs). They are not read.
+func (s *Store) Ignored() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ignored
 }
 
 func (s *Store) packsStat() packsStat {
@@ -557,7 +627,7 @@ func (s *Store) save(b *batch, rec *Record) error {
 	sr := stored{pack: pack, commit: ch}
 	f, err := os.OpenFile(filepath.Join(s.dir, packsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
-		_, err = f.WriteString(sr.line(rec.ID))
+		_, err = f.WriteString(s.line(rec.ID, sr))
 		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
@@ -584,7 +654,7 @@ func (s *Store) prune() error {
 	s.ids = slices.Clone(s.ids[:s.keep])
 	var lines strings.Builder
 	for _, id := range s.ids {
-		lines.WriteString(s.runs[id].line(id))
+		lines.WriteString(s.line(id, s.runs[id]))
 	}
 	if err := writeFile(filepath.Join(s.dir, packsFile), []byte(lines.String())); err != nil {
 		return fmt.Errorf("prune the runs store: %w", err)
@@ -728,16 +798,23 @@ func (s *Store) loose(h plumbing.Hash) ([]byte, error) {
 	return readObject(obj)
 }
 
+// readObject reads an object of the store, within maxObjectBytes: the
+// largest is a run.json of 100,000 files.
 func readObject(obj plumbing.EncodedObject) ([]byte, error) {
+	if obj.Size() > maxObjectBytes {
+		return nil, fmt.Errorf("object %s of the runs store is %d bytes, over %d MiB", obj.Hash(), obj.Size(), maxObjectBytes>>20)
+	}
 	r, err := obj.Reader()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	var b bytes.Buffer
-	_, err = io.Copy(&b, r)
+	_, err = io.Copy(&b, io.LimitReader(r, maxObjectBytes))
 	return b.Bytes(), err
 }
+
+const maxObjectBytes = 64 << 20
 
 // modeString is the mode as git writes it: 100644, not 0100644.
 func modeString(m filemode.FileMode) string { return strconv.FormatUint(uint64(m), 8) }

@@ -18,7 +18,7 @@ import (
 // are left, each with its own pack, and a reopened store agrees.
 func TestPrune(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, 2)
+	s, err := Open(dir, 2, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestPrune(t *testing.T) {
 	if _, err := s.Get(last[2]); err == nil {
 		t.Errorf("pruned run %s still found", last[2])
 	}
-	s2, err := Open(dir, 2)
+	s2, err := Open(dir, 2, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func saveRun(t *testing.T, s *Store, at time.Time, before, after string) *Record
 // it was opened, and its pruning keeps them.
 func TestTwoProcesses(t *testing.T) {
 	dir := t.TempDir()
-	a, err := Open(dir, 3)
+	a, err := Open(dir, 3, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(dir, 3)
+	b, err := Open(dir, 3, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,53 +122,89 @@ func TestTwoProcesses(t *testing.T) {
 	}
 }
 
-// TestOlderStore: a store written before the packs list held the commit
-// (the commit is in refs/runs/<id>) is read, and pruned, as well.
-func TestOlderStore(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+// testKey is the user's key in these tests.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestForeignStore: a .omni/runs that the user's key did not sign (a
+// clone's, another user's, an older omnidev's) is moved aside whole and
+// never read; a line of the packs list the key did not sign is passed
+// over.
+func TestForeignStore(t *testing.T) {
 	start := time.UnixMilli(1_700_000_000_000)
-	var lines strings.Builder
-	var ids []string
-	for i := range 2 {
-		rec := saveRun(t, s, start.Add(time.Duration(i)*time.Second), "old\n", "new\n")
-		sr := s.runs[rec.ID]
-		fmt.Fprintf(&lines, "%s %s\n", rec.ID, sr.pack)
-		if err := s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(refPrefix+rec.ID), sr.commit)); err != nil {
+	t.Run("another key", func(t *testing.T) {
+		dir := t.TempDir()
+		theirs, err := Open(dir, 0, []byte("another user's key, 32 bytes.."))
+		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, rec.ID)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".omni/runs", packsFile), []byte(lines.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old, err := Open(dir, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := old.Get(ids[0])
-	if err != nil || len(rec.Files) != 1 || rec.Program != "x" {
-		t.Fatalf("Get(%s) = %+v, %v", ids[0], rec, err)
-	}
-	var diff strings.Builder
-	if err := old.WriteDiff(&diff, rec); err != nil || !strings.Contains(diff.String(), "-old\n+new\n") {
-		t.Errorf("diff = %q, %v", diff.String(), err)
-	}
-	for i := range 1 + pruneSlack {
-		saveRun(t, old, start.Add(time.Duration(10+i)*time.Second), "a\n", "b\n")
-	}
-	if _, err := os.Stat(filepath.Join(dir, ".omni/runs", refPrefix+ids[0])); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the ref of pruned run %s is still there: %v", ids[0], err)
-	}
+		saveRun(t, theirs, start, "mine\n", "theirs\n")
+		s, err := Open(dir, 0, testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.SetAside() == "" {
+			t.Error("the other key's store was not moved aside")
+		}
+		if _, err := s.Latest(); !errors.Is(err, ErrNoRuns) {
+			t.Errorf("Latest = %v, want ErrNoRuns", err)
+		}
+	})
+	t.Run("unsigned", func(t *testing.T) {
+		// As an older omnidev wrote it, or a clone's author: no owner
+		// file, lines of two or three fields.
+		dir := t.TempDir()
+		runsDir := filepath.Join(dir, ".omni", "runs")
+		os.MkdirAll(runsDir, 0o755)
+		os.WriteFile(filepath.Join(runsDir, packsFile), []byte("zzzzzzzz 0123456789012345678901234567890123456789 0123456789012345678901234567890123456789\n"), 0o644)
+		s, err := Open(dir, 0, testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.SetAside() == "" || s.Ignored() != 0 {
+			t.Errorf("aside %q, ignored %d; want the store moved aside", s.SetAside(), s.Ignored())
+		}
+		if _, err := os.Stat(filepath.Join(s.SetAside(), packsFile)); err != nil {
+			t.Errorf("the store moved aside lost its files: %v", err)
+		}
+	})
+	t.Run("a line another key signed", func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := Open(dir, 0, testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := saveRun(t, s, start, "a\n", "b\n")
+		other := &Store{key: []byte("another user's key, 32 bytes..")}
+		forged := other.line("zzzzzzzz", s.runs[mine.ID])
+		f, _ := os.OpenFile(filepath.Join(dir, ".omni", "runs", packsFile), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(forged + "zzzzzzzy " + s.runs[mine.ID].pack.String() + "\n")
+		f.Close()
+		again, err := Open(dir, 0, testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		latest, err := again.Latest()
+		if err != nil || latest.ID != mine.ID || again.Ignored() != 2 || again.SetAside() != "" {
+			t.Errorf("Latest = %v, %v; ignored %d, aside %q; want run %s, 2 ignored", latest, err, again.Ignored(), again.SetAside(), mine.ID)
+		}
+	})
+	t.Run("symlinked store", func(t *testing.T) {
+		dir, elsewhere := t.TempDir(), t.TempDir()
+		os.MkdirAll(filepath.Join(dir, ".omni"), 0o755)
+		os.Symlink(elsewhere, filepath.Join(dir, ".omni", "runs"))
+		if _, err := Open(dir, 0, testKey); err == nil || !strings.Contains(err.Error(), "not a folder") {
+			t.Errorf("Open through a symlinked .omni/runs: %v", err)
+		}
+		if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+			t.Errorf("the store wrote through the symlink: %v", left)
+		}
+	})
 }
 
 // TestDiffContext: the diff has git's header and hunks of three lines of
 // context, not the whole file.
 func TestDiffContext(t *testing.T) {
-	s, err := Open(t.TempDir(), 0)
+	s, err := Open(t.TempDir(), 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +231,7 @@ func TestDiffContext(t *testing.T) {
 
 // TestSetKeep: a smaller keep applies from the next run on.
 func TestSetKeep(t *testing.T) {
-	s, err := Open(t.TempDir(), 100)
+	s, err := Open(t.TempDir(), 100, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +251,7 @@ func TestSetKeep(t *testing.T) {
 // of 60,000 lines: 37 s, 8 MiB ones an hour each), holding the store. The
 // diff is coarser past a timeout, and still a diff of every file.
 func TestDiffBounded(t *testing.T) {
-	s, err := Open(t.TempDir(), 0)
+	s, err := Open(t.TempDir(), 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // write through it.
 func TestUndoRefusesSymlinkedFolder(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
-	s, err := Open(root, 0)
+	s, err := Open(root, 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestRunBudget(t *testing.T) {
 	}
 	rec := changes.NewRecorder(dir, nil)
 	defer rec.Close()
-	s, err := Open(dir, 0)
+	s, err := Open(dir, 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRunBudget(t *testing.T) {
 // restores every file.
 func TestUndoManyFolders(t *testing.T) {
 	root := t.TempDir()
-	s, err := Open(root, 0)
+	s, err := Open(root, 0, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

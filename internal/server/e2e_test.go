@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	// tests of approval itself clear this for the servers they start.
 	os.Setenv(trust.AllEnv, "1")
 	dir, err := os.MkdirTemp("", "omnidev-e2e-*")
+	// The key that signs run records goes in a config folder of the
+	// tests' own, not the user's.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
