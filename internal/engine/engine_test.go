@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/omnidev/omnidev/internal/capability"
@@ -85,5 +86,33 @@ func TestReloadKeepRuns(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d runs kept after the reload set keep = 2, want 2", n)
+	}
+}
+
+// TestRefusesSymlinkedOwnFolders: a repository whose .omni, or a folder
+// omnidev writes in below it, is a symlink (a clone can hold one) is
+// refused before anything is written through it.
+func TestRefusesSymlinkedOwnFolders(t *testing.T) {
+	for _, rel := range []string{".omni", ".omni/sandbox", ".omni/runs", ".omni/state"} {
+		t.Run(rel, func(t *testing.T) {
+			root, elsewhere := testrepo.CopyOmni(t), t.TempDir()
+			link := filepath.Join(root, filepath.FromSlash(rel))
+			os.RemoveAll(link)
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			if err := os.Symlink(elsewhere, link); err != nil {
+				t.Fatal(err)
+			}
+			e, err := Open(t.Context(), root, Options{Environ: os.Environ()})
+			if err == nil {
+				e.Close()
+				t.Fatalf("Open with %s a symlink succeeded", rel)
+			}
+			if !strings.Contains(err.Error(), "is a symlink") {
+				t.Errorf("err = %v", err)
+			}
+			if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+				t.Errorf("written through the symlink: %v", left)
+			}
+		})
 	}
 }
