@@ -75,7 +75,7 @@ func printDiagnosis(w io.Writer, d *engine.Diagnosis) {
 		if rt.Install != "" {
 			fmt.Fprintf(w, "  for you:    %s\n", rt.Install)
 		}
-	} else {
+	} else if rt.Path != "" {
 		fmt.Fprintf(w, "runtime:      %s %s (%s)\n", rt.Name, rt.Version, rt.Path)
 	}
 	if len(d.Protections) > 0 {

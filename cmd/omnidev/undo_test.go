@@ -290,3 +290,20 @@ func TestUndoForeignRecords(t *testing.T) {
 		t.Errorf("Makefile = %q", data)
 	}
 }
+
+// TestDoctorSymlinkedOmni: doctor reports a .omni that is a symlink, and
+// writes nothing through it.
+func TestDoctorSymlinkedOmni(t *testing.T) {
+	dir, elsewhere := gitInit(t), t.TempDir()
+	writeFiles(t, dir, map[string]string{"omni/config.toml": "project = \"link\"\n"})
+	if err := os.Symlink(elsewhere, filepath.Join(dir, ".omni")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := omnidev(t, "", "--dir", dir, "doctor")
+	if code == 0 || !strings.Contains(out, ".omni is a symlink") {
+		t.Errorf("doctor: exit %d\n%s%s", code, out, errOut)
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Errorf("written through the symlink: %v", left)
+	}
+}

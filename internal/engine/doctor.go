@@ -79,6 +79,13 @@ const runtimeVersionTimeout = 5 * time.Second
 // Diagnose checks everything a server needs, without starting one.
 func Diagnose(ctx context.Context, root string, environ []string, newRelay NewRelay) *Diagnosis {
 	d := &Diagnosis{Root: root}
+	if err := checkOwnFolders(root); err != nil {
+		// Nothing else is checked: the checks write below .omni.
+		d.ConfigErr = err
+		d.Git = gitState(root)
+		d.Server = "not checked"
+		return d
+	}
 	d.Registry, d.ConfigErr = load(root, environ)
 	sb := capability.Sandbox{Runtime: capability.DefaultRuntime}
 	if d.Registry != nil {
