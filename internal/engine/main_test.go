@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/omnidev/omnidev/internal/isolate"
+	"github.com/omnidev/omnidev/internal/testrepo"
 	"github.com/omnidev/omnidev/internal/trust"
 )
 
@@ -15,14 +16,7 @@ func TestMain(m *testing.M) {
 	// tests of approval itself clear this for the servers they start.
 	os.Setenv(trust.AllEnv, "1")
 	os.Exit(isolate.InitOr(func() int {
-		// The key that signs run records goes in a config folder of the
-		// tests' own, not the user's.
-		cfg, err := os.MkdirTemp("", "omnidev-config-*")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(cfg)
-		os.Setenv("XDG_CONFIG_HOME", cfg)
+		defer testrepo.PrivateConfig()()
 		return m.Run()
 	}))
 }

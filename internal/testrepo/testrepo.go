@@ -184,3 +184,16 @@ func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() bool)
 		}
 	}
 }
+
+// PrivateConfig points XDG_CONFIG_HOME at a new temporary folder, where
+// the key that signs run records and the approvals go, rather than the
+// user's: for a TestMain, around m.Run. It returns the function that
+// removes the folder.
+func PrivateConfig() (remove func()) {
+	dir, err := os.MkdirTemp("", "omnidev-config-*")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	return func() { os.RemoveAll(dir) }
+}
