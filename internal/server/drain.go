@@ -23,11 +23,22 @@ type drainTransport struct {
 	// every call in flight has been answered.
 	stopping bool
 	idle     chan struct{}
+	// reads is closed by endReads: reading ends, and with it every request
+	// still in flight.
+	reads   chan struct{}
+	endOnce sync.Once
 }
 
 func newDrainTransport(t mcp.Transport) *drainTransport {
-	return &drainTransport{inner: t, calls: map[any]bool{}, idle: make(chan struct{})}
+	return &drainTransport{inner: t, calls: map[any]bool{}, idle: make(chan struct{}), reads: make(chan struct{})}
 }
+
+// endReads makes the connection's reads fail, once the calls in flight
+// are answered: the SDK then cancels the requests still open, as when a
+// client goes away. A long-lived request (a client's subscriptions/listen,
+// SEP-2575) ends only that way: ServerSession.Close waits for every
+// request in flight, and cancels none.
+func (d *drainTransport) endReads() { d.endOnce.Do(func() { close(d.reads) }) }
 
 func (d *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := d.inner.Connect(ctx)
@@ -65,11 +76,20 @@ type drainConn struct {
 }
 
 func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.d.reads:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		msg, err := c.Connection.Read(ctx)
 		req, ok := msg.(*jsonrpc.Request)
-		// A subscriptions/listen stream is answered only when the session
-		// closes (ServerSession.Close cancels it): not a call to wait for.
+		// A subscriptions/listen stream is answered only when reading ends
+		// (endReads): not a call to wait for.
 		if err != nil || !ok || !req.ID.IsValid() || req.Method == "subscriptions/listen" {
 			return msg, err
 		}

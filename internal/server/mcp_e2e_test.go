@@ -178,7 +178,22 @@ func TestEndToEndWrappedServerStops(t *testing.T) {
 			root := wrappedRepo(t)
 			s := startServer(t, root)
 			testrepo.WaitFor(t, "the wrapped server to start", 30*time.Second, func() bool { return len(serverPIDsIn(root)) > 0 })
-			tc.stop(s)
+			stopped := make(chan struct{})
+			go func() {
+				tc.stop(s)
+				close(stopped)
+			}()
+			select {
+			case <-stopped:
+			case <-time.After(30 * time.Second):
+				// Its goroutines say where it hangs.
+				s.cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-stopped:
+				case <-time.After(10 * time.Second):
+				}
+				t.Fatalf("omnidev still runs 30 s after it was told to stop; its goroutines:\n%s", s.stderr)
+			}
 			// omnidev has exited; give the kernel a moment to reap.
 			testrepo.WaitFor(t, "the wrapped servers to exit with omnidev", 5*time.Second, func() bool { return len(serverPIDsIn(root)) == 0 })
 		})

@@ -167,6 +167,7 @@ func serveStdio(ctx context.Context, srv *mcp.Server, t mcp.Transport, eng *engi
 	case err := <-ended: // the client left meanwhile
 		return err
 	}
+	dt.endReads()
 	ss.Close()
 	<-ended
 	return nil
