@@ -10,9 +10,9 @@ import (
 
 // ownFolders are the folders below .omni that omnidev writes its own files
 // in: the index, the run folder, the relay's and egress's sockets, the
-// type check's files, the run records, what a guard moved aside, and the
-// programs' state.
-var ownFolders = []string{"index", "sandbox", "relay", "typecheck", "runs", "quarantine", "state"}
+// type check's files, the run records, what a guard moved aside, the
+// programs' state, and the servers' PID files.
+var ownFolders = []string{"index", "sandbox", "relay", "typecheck", "runs", "quarantine", "state", "servers"}
 
 // checkOwnFolders refuses a repository whose .omni, or one of its
 // ownFolders, is a symlink or not a folder. A repository can hold one (a

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/omnidev/omnidev/internal/changes"
 )
 
 // PIDFileName is the PID file's path relative to the repository root: it
@@ -40,6 +42,12 @@ type PIDFile struct {
 // repository — but it is worth a warning; PIDFileName then names the newest
 // server, and ServersDir lists them all.
 func WritePIDFile(root string, logger *slog.Logger) (*PIDFile, error) {
+	// The PID file is written before engine.Open checks .omni: a clone's
+	// symlinked .omni or .omni/servers would have it written, and stale
+	// files removed, wherever the link leads.
+	if err := checkOwnFolders(root); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(root, filepath.FromSlash(PIDFileName))
 	pid := os.Getpid()
 	servers, _ := ReadServers(root)
@@ -78,7 +86,7 @@ func serverFile(root string, pid int) string {
 func (p *PIDFile) Remove() error {
 	os.Remove(p.own)
 	os.Remove(filepath.Dir(p.own)) // fails, as it should, unless empty
-	data, err := os.ReadFile(p.path)
+	data, err := readOwnFile(p.root, p.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -108,7 +116,13 @@ func (p *PIDFile) Remove() error {
 func ReadServers(root string) ([]ServerStatus, error) {
 	var out []ServerStatus
 	seen := map[int]bool{}
-	entries, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(ServersDir)))
+	// A clone's .omni/servers may be a symlink: the files of the folder it
+	// leads to, named by numbers, would be taken for stale servers and
+	// removed. Nothing is read through it.
+	var entries []os.DirEntry
+	if realFolder(filepath.Join(root, ".omni")) && realFolder(filepath.Join(root, filepath.FromSlash(ServersDir))) {
+		entries, _ = os.ReadDir(filepath.Join(root, filepath.FromSlash(ServersDir)))
+	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
@@ -158,7 +172,7 @@ var ErrNoServer = errors.New("no omnidev server is running for this repository")
 // ReadServerStatus reads the repository's PID file and checks its process.
 func ReadServerStatus(root string) (ServerStatus, error) {
 	path := filepath.Join(root, filepath.FromSlash(PIDFileName))
-	data, err := os.ReadFile(path)
+	data, err := readOwnFile(root, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ServerStatus{}, ErrNoServer
 	}
@@ -211,4 +225,25 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// realFolder reports whether path is a folder, not a symlink to one.
+func realFolder(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
+}
+
+// maxOwnFileBytes bounds the PID file and server.json.
+const maxOwnFileBytes = 4096
+
+// readOwnFile reads a small file omnidev wrote in .omni (the PID file,
+// server.json): a clone may hold any of them, a FIFO (an open that blocks,
+// SIGTERM or not), a symlink to /dev/zero (a read that never ends), or
+// .omni a symlink. So it reads a regular file only, through no symlink,
+// within maxOwnFileBytes.
+func readOwnFile(root, path string) ([]byte, error) {
+	if fi, err := os.Lstat(filepath.Join(root, ".omni")); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder (a symlink?): omnidev follows no link a repository holds; replace it with a folder", filepath.Join(root, ".omni"))
+	}
+	return changes.ReadFile(path, false, maxOwnFileBytes)
 }

@@ -43,7 +43,7 @@ func WriteServerInfo(root string, info ServerInfo) (remove func() error, err err
 // ReadServerInfo reads .omni/server.json.
 func ReadServerInfo(root string) (ServerInfo, error) {
 	var info ServerInfo
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ServerInfoFileName)))
+	data, err := readOwnFile(root, filepath.Join(root, filepath.FromSlash(ServerInfoFileName)))
 	if err != nil {
 		return info, err
 	}
