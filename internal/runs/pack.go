@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -24,8 +26,24 @@ import (
 // of a run's 5-7 ms with 100 runs kept. A run's pack holds every object
 // the run refers to, so one pack and its index are all a read opens.
 
-func (s *Store) packPath(h plumbing.Hash) string {
-	return filepath.Join(s.dir, "objects", "pack", "pack-"+h.String())
+// packPath is the pack's path in the store's folder, without extension.
+func packPath(h plumbing.Hash) string {
+	return "objects/pack/pack-" + h.String()
+}
+
+// openDir opens the store's folder for one operation: every file of the
+// store is reached through it, and no symlink in it leads out of it. The
+// user's own store, signed, can have files replaced by a checkout of a
+// commit that tracks them (git overwrites ignored files, and .omni is
+// ignored): a symlinked packs list or objects/pack would have a run's
+// line, or its pack, written wherever it leads.
+func (s *Store) openDir() (*os.Root, error) {
+	r, err := os.OpenRoot(s.root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.OpenRoot(filepath.Join(".omni", "runs"))
 }
 
 // writePack writes the batch's objects as one packfile and its index,
@@ -54,30 +72,41 @@ func (s *Store) writePack(b *batch) (plumbing.Hash, error) {
 	if _, err := idxfile.NewEncoder(&idxData).Encode(idx); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	base := s.packPath(h)
-	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+	d, err := s.openDir()
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := writeFile(base+".idx", idxData.Bytes()); err != nil {
+	defer d.Close()
+	base := packPath(h)
+	if err := d.MkdirAll(path.Dir(base), 0o755); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := writeFile(base+".pack", pack.Bytes()); err != nil {
-		os.Remove(base + ".idx")
+	if err := writeFile(d, base+".idx", idxData.Bytes()); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := writeFile(d, base+".pack", pack.Bytes()); err != nil {
+		d.Remove(base + ".idx")
 		return plumbing.ZeroHash, err
 	}
 	return h, nil
 }
 
-// writeFile writes data to name through a temporary file renamed over it,
-// so that a crash leaves the old file or the new one, never half of one.
-func writeFile(name string, data []byte) error {
+// writeFile writes data to name in d through a temporary file renamed over
+// it, so that a crash leaves the old file or the new one, never half of
+// one.
+func writeFile(d *os.Root, name string, data []byte) error {
 	tmp := fmt.Sprintf("%s.tmp%d", name, time.Now().UnixNano())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
+	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		_, err = f.Write(data)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		d.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
+	if err := d.Rename(tmp, name); err != nil {
+		d.Remove(tmp)
 		return err
 	}
 	return nil
@@ -89,8 +118,13 @@ type runPack struct {
 }
 
 func (s *Store) openPack(h plumbing.Hash) (*runPack, error) {
-	base := s.packPath(h)
-	f, err := os.Open(base + ".idx")
+	d, err := s.openDir()
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	base := packPath(h)
+	f, err := d.Open(base + ".idx")
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +134,8 @@ func (s *Store) openPack(h plumbing.Hash) (*runPack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s.idx: %w", base, err)
 	}
-	fs := osfs.New(filepath.Dir(base))
-	pf, err := fs.Open(filepath.Base(base) + ".pack")
+	fs := osfs.New(s.dir, osfs.WithBoundOS())
+	pf, err := fs.Open(base + ".pack")
 	if err != nil {
 		return nil, err
 	}

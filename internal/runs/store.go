@@ -134,7 +134,12 @@ func (s *Store) owned() bool {
 // own signs a store just made.
 func (s *Store) own() error {
 	nonce := rand.Text()
-	if err := writeFile(filepath.Join(s.dir, ownerFile), []byte(nonce+" "+s.mac("store "+nonce)+"\n")); err != nil {
+	d, err := s.openDir()
+	if err == nil {
+		err = writeFile(d, ownerFile, []byte(nonce+" "+s.mac("store "+nonce)+"\n"))
+		d.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("create the runs store: %w", err)
 	}
 	return nil
@@ -223,7 +228,8 @@ func (s *Store) SetKeep(keep int) {
 }
 
 func newStorage(dir string) *filesystem.Storage {
-	return filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(4<<20))
+	// Bound: no symlink in the store leads out of it (see openDir).
+	return filesystem.NewStorage(osfs.New(dir, osfs.WithBoundOS()), cache.NewObjectLRU(4<<20))
 }
 
 // load reads the list of stored runs: the lines of the packs list the
@@ -625,10 +631,15 @@ func (s *Store) save(b *batch, rec *Record) error {
 		return fmt.Errorf("write to the runs store: %w", err)
 	}
 	sr := stored{pack: pack, commit: ch}
-	f, err := os.OpenFile(filepath.Join(s.dir, packsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	d, err := s.openDir()
 	if err == nil {
-		_, err = f.WriteString(s.line(rec.ID, sr))
-		err = errors.Join(err, f.Close())
+		var f *os.File
+		f, err = d.OpenFile(packsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err == nil {
+			_, err = f.WriteString(s.line(rec.ID, sr))
+			err = errors.Join(err, f.Close())
+		}
+		d.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
@@ -656,7 +667,12 @@ func (s *Store) prune() error {
 	for _, id := range s.ids {
 		lines.WriteString(s.line(id, s.runs[id]))
 	}
-	if err := writeFile(filepath.Join(s.dir, packsFile), []byte(lines.String())); err != nil {
+	d, err := s.openDir()
+	if err != nil {
+		return fmt.Errorf("prune the runs store: %w", err)
+	}
+	defer d.Close()
+	if err := writeFile(d, packsFile, []byte(lines.String())); err != nil {
 		return fmt.Errorf("prune the runs store: %w", err)
 	}
 	for _, id := range old {
@@ -667,9 +683,9 @@ func (s *Store) prune() error {
 		if err := s.st.RemoveReference(plumbing.ReferenceName(refPrefix + id)); err != nil {
 			return fmt.Errorf("prune the runs store: %w", err)
 		}
-		base := s.packPath(sr.pack)
+		base := packPath(sr.pack)
 		for _, ext := range []string{".pack", ".idx"} {
-			if err := os.Remove(base + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := d.Remove(base + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("prune the runs store: %w", err)
 			}
 		}
@@ -679,7 +695,7 @@ func (s *Store) prune() error {
 		live[k.hash] = true
 	}
 	var dead []plumbing.Hash
-	err := s.st.ForEachObjectHash(func(h plumbing.Hash) error {
+	err = s.st.ForEachObjectHash(func(h plumbing.Hash) error {
 		if !live[h] {
 			dead = append(dead, h)
 		}
