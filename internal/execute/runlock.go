@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -46,7 +47,7 @@ func (l *runLock) lock(ctx context.Context) (unlock func(), err error) {
 	a := l.pending
 	l.pending = nil
 	if a == nil || !a.setAbandoned(false) {
-		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_RDWR, 0o644)
+		f, err := openLockFile(l.path)
 		if err != nil {
 			return nil, fmt.Errorf("open the run lock: %w", err)
 		}
@@ -105,4 +106,16 @@ func (a *acquisition) setAbandoned(abandoned bool) bool {
 		a.abandoned = abandoned
 		return true
 	}
+}
+
+// openLockFile opens (creating it) the lock file in its folder, .omni, as
+// an os.Root: a clone's .omni/run.lock may be a symlink, and an open that
+// followed it would create a file wherever it leads.
+func openLockFile(path string) (*os.File, error) {
+	d, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.OpenFile(filepath.Base(path), os.O_CREATE|os.O_RDWR, 0o644)
 }
