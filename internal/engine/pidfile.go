@@ -128,7 +128,7 @@ func ReadServers(root string) ([]ServerStatus, error) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		st := ServerStatus{PID: pid, Running: isOmnidev(pid)}
+		st := ServerStatus{PID: pid, Running: isServer(pid, root)}
 		if fi, err := e.Info(); err == nil {
 			st.Since = fi.ModTime()
 		}
@@ -183,11 +183,41 @@ func ReadServerStatus(root string) (ServerStatus, error) {
 	if err != nil || pid <= 0 {
 		return ServerStatus{}, fmt.Errorf("%s does not hold a process id (%q): remove it", PIDFileName, bytes.TrimSpace(data))
 	}
-	st := ServerStatus{PID: pid, Running: isOmnidev(pid)}
+	st := ServerStatus{PID: pid, Running: isServer(pid, root)}
 	if fi, err := os.Stat(path); err == nil {
 		st.Since = fi.ModTime()
 	}
 	return st, nil
+}
+
+// isServer reports whether pid is a live omnidev process serving the
+// repository at root. A PID file may name another process: a reused PID,
+// or one a clone's author chose (.omni comes with a clone), such as the
+// user's server of another repository, which stop would end. Where /proc
+// tells, the process must work in root or hold a file of root's .omni
+// open (its index's lock); elsewhere its name is all there is to check.
+func isServer(pid int, root string) bool {
+	if !isOmnidev(pid) {
+		return false
+	}
+	proc := fmt.Sprintf("/proc/%d", pid)
+	if _, err := os.Stat(proc); err != nil {
+		return true
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if cwd, err := os.Readlink(proc + "/cwd"); err == nil && cwd == root {
+		return true
+	}
+	own := filepath.Join(root, ".omni") + string(filepath.Separator)
+	fds, _ := os.ReadDir(proc + "/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink(proc + "/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, own) {
+			return true
+		}
+	}
+	return false
 }
 
 // isOmnidev reports whether pid is a live omnidev process. The name check
