@@ -1,65 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnidev/omnidev/internal/testrepo"
 )
-
-// worktree maps every file below dir, .git and .omni aside, to its mode and
-// content (a symlink's target).
-func worktree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			if rel == ".git" || rel == ".omni" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			target, err := os.Readlink(p)
-			files[rel] = "link " + target
-			return err
-		}
-		data, err := os.ReadFile(p)
-		files[rel] = fi.Mode().String() + " " + string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
-// mapDiff lists the keys whose values differ, "" if none.
-func mapDiff(want, got map[string]string) string {
-	var b strings.Builder
-	for k, v := range want {
-		if g, ok := got[k]; !ok || g != v {
-			fmt.Fprintf(&b, "%s:\n  - %q\n  + %q\n", k, trim(v, 200), trim(g, 200))
-		}
-	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok {
-			fmt.Fprintf(&b, "%s:\n  + %q\n", k, trim(g, 200))
-		}
-	}
-	return b.String()
-}
 
 func gitOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
@@ -133,13 +82,13 @@ func TestUndoRun(t *testing.T) {
 		"untracked.txt": "untracked\x00bytes\n",
 		"big.bin":       big,
 	})
-	before, git0 := worktree(t, dir), gitState(t, dir)
+	before, git0 := testrepo.Snapshot(t, dir), gitState(t, dir)
 
 	code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-")
 	if code != 3 || !strings.Contains(errOut, "--- run ") {
 		t.Fatalf("exec: exit %d\n%s", code, errOut)
 	}
-	changed := worktree(t, dir)
+	changed := testrepo.Snapshot(t, dir)
 	code, out, errOut := omnidev(t, "", "--dir", dir, "runs")
 	if code != 0 || !strings.Contains(out, "exit 3") || !strings.Contains(out, "11 files") {
 		t.Fatalf("runs: exit %d\n%s%s", code, out, errOut)
@@ -159,10 +108,10 @@ func TestUndoRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "undid run "+id) {
 		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
 	}
-	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(before, testrepo.Snapshot(t, dir)); diff != "" {
 		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
 	}
-	if diff := mapDiff(git0, gitState(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(git0, gitState(t, dir)); diff != "" {
 		t.Errorf("git state changed (-before +after):\n%s", diff)
 	}
 
@@ -171,28 +120,28 @@ func TestUndoRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("undo of the undo: exit %d\n%s%s", code, out, errOut)
 	}
-	if diff := mapDiff(changed, worktree(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(changed, testrepo.Snapshot(t, dir)); diff != "" {
 		t.Errorf("worktree after the undo of the undo differs from after the run (-run +redo):\n%s", diff)
 	}
 
 	// A file changed by hand since the run: refused, named, nothing restored.
 	writeFiles(t, dir, map[string]string{"new.txt": "edited by hand\n"})
-	handEdited := worktree(t, dir)
+	handEdited := testrepo.Snapshot(t, dir)
 	code, out, errOut = omnidev(t, "", "--dir", dir, "undo", id)
 	if code != 3 || !strings.Contains(errOut, "new.txt") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("undo over a hand edit: exit %d\n%s%s", code, out, errOut)
 	}
-	if diff := mapDiff(handEdited, worktree(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(handEdited, testrepo.Snapshot(t, dir)); diff != "" {
 		t.Errorf("a refused undo changed the worktree:\n%s", diff)
 	}
 	code, out, errOut = omnidev(t, "", "--dir", dir, "undo", "--force", id)
 	if code != 0 {
 		t.Fatalf("undo --force: exit %d\n%s%s", code, out, errOut)
 	}
-	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(before, testrepo.Snapshot(t, dir)); diff != "" {
 		t.Errorf("worktree after undo --force differs from before the run:\n%s", diff)
 	}
-	if diff := mapDiff(git0, gitState(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(git0, gitState(t, dir)); diff != "" {
 		t.Errorf("git state changed (-before +after):\n%s", diff)
 	}
 }
@@ -210,14 +159,14 @@ func TestUndoOutsideGit(t *testing.T) {
 		"big.bin":          "b",
 		"kept.txt":         "k",
 	})
-	before := worktree(t, dir)
+	before := testrepo.Snapshot(t, dir)
 	if code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-"); code != 3 {
 		t.Fatalf("exec: exit %d\n%s", code, errOut)
 	}
 	if code, out, errOut := omnidev(t, "", "--dir", dir, "undo"); code != 0 {
 		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
 	}
-	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(before, testrepo.Snapshot(t, dir)); diff != "" {
 		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
 	}
 }
@@ -246,17 +195,17 @@ func TestUndoNoCommits(t *testing.T) {
 			"for-each-ref": gitOut(t, dir, "for-each-ref"),
 		}
 	}
-	before, git0 := worktree(t, dir), fresh()
+	before, git0 := testrepo.Snapshot(t, dir), fresh()
 	if code, _, errOut := omnidev(t, undoProgram, "--dir", dir, "exec", "-"); code != 3 {
 		t.Fatalf("exec: exit %d\n%s", code, errOut)
 	}
 	if code, out, errOut := omnidev(t, "", "--dir", dir, "undo"); code != 0 {
 		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
 	}
-	if diff := mapDiff(before, worktree(t, dir)); diff != "" {
+	if diff := testrepo.SnapshotDiff(before, testrepo.Snapshot(t, dir)); diff != "" {
 		t.Errorf("worktree after undo differs from before the run (-before +after):\n%s", diff)
 	}
-	if diff := mapDiff(git0, fresh()); diff != "" {
+	if diff := testrepo.SnapshotDiff(git0, fresh()); diff != "" {
 		t.Errorf("git state changed (-before +after):\n%s", diff)
 	}
 }

@@ -2,9 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"fmt"
-	"io/fs"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,34 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// worktree returns every file below root but .git and .omni, by path.
-func worktree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() && (rel == ".git" || rel == ".omni") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			files[filepath.ToSlash(rel)] = string(data)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
+	"github.com/omnidev/omnidev/internal/testrepo"
+)
 
 type runsExecOut struct {
 	ExitCode     int      `json:"exit_code"`
@@ -75,7 +47,7 @@ func TestEndToEndRunsModule(t *testing.T) {
 		return out
 	}
 
-	before := worktree(t, root)
+	before := testrepo.Snapshot(t, root)
 	a := run(`import { writeFileSync, rmSync, mkdirSync } from "node:fs";
 mkdirSync("notes", { recursive: true });
 writeFileSync("notes/new.txt", "created\n");
@@ -85,7 +57,7 @@ rmSync("old.txt");`)
 	if a.ExitCode != 0 || a.RunID == "" {
 		t.Fatalf("first run: %+v", a)
 	}
-	afterA := worktree(t, root)
+	afterA := testrepo.Snapshot(t, root)
 
 	b := run(`import { runs } from "omnidev";
 const list = await runs.list();
@@ -132,7 +104,7 @@ console.log(JSON.stringify({ ids: list.map((r) => r.id), first: list[0], shown, 
 	if got.Res.Undone != a.RunID || got.Res.RunID == "" || !slices.Equal(got.Res.Restored, files) {
 		t.Errorf("runs.undo = %+v; want %s undone, a run id, %v restored", got.Res, a.RunID, files)
 	}
-	if diff := filesDiff(before, worktree(t, root)); diff != "" {
+	if diff := testrepo.SnapshotDiff(before, testrepo.Snapshot(t, root)); diff != "" {
 		t.Errorf("the worktree after the undo differs from before the run \n%s", diff)
 	}
 	// The undo is this run's change, and a call of its log.
@@ -150,7 +122,7 @@ console.log(JSON.stringify(await runs.undo(` + jsString(got.Res.RunID) + `)));`)
 	if c.ExitCode != 0 {
 		t.Fatalf("undo of the undo: %+v", c)
 	}
-	if diff := filesDiff(afterA, worktree(t, root)); diff != "" {
+	if diff := testrepo.SnapshotDiff(afterA, testrepo.Snapshot(t, root)); diff != "" {
 		t.Errorf("after undoing the undo \n%s", diff)
 	}
 
@@ -216,21 +188,6 @@ try { await runs.show("nope"); } catch (e: any) { console.log("rejected: " + e.m
 }
 
 // filesDiff says which files differ between want and got, by path.
-func filesDiff(want, got map[string]string) string {
-	var b strings.Builder
-	for _, p := range slices.Sorted(maps.Keys(want)) {
-		if g, ok := got[p]; !ok || g != want[p] {
-			fmt.Fprintf(&b, "%s: want %q, got %q (present %v)\n", p, want[p], g, ok)
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(got)) {
-		if _, ok := want[p]; !ok {
-			fmt.Fprintf(&b, "%s: not wanted, got %q\n", p, got[p])
-		}
-	}
-	return b.String()
-}
-
 func jsString(s string) string {
 	data, _ := json.Marshal(s)
 	return string(data)

@@ -7,9 +7,12 @@ package testrepo
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,4 +199,63 @@ func PrivateConfig() (remove func()) {
 	}
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	return func() { os.RemoveAll(dir) }
+}
+
+// Snapshot maps every file below root, .git and .omni aside, by slash
+// path, to its mode and content ("link <target>" for a symlink): what an
+// undo must bring back byte for byte.
+func Snapshot(tb testing.TB, root string) map[string]string {
+	tb.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && (rel == ".git" || rel == ".omni"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			files[rel] = "link " + target
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files[rel] = fi.Mode().String() + " " + string(data)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
+}
+
+// SnapshotDiff lists, in path order, the files whose Snapshot entries
+// differ between want and got; "" when none does.
+func SnapshotDiff(want, got map[string]string) string {
+	short := func(s string) string {
+		if len(s) > 200 {
+			return s[:197] + "..."
+		}
+		return s
+	}
+	var b strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(want)) {
+		if g, ok := got[p]; !ok || g != want[p] {
+			fmt.Fprintf(&b, "%s:\n  - %q\n  + %q (present %v)\n", p, short(want[p]), short(g), ok)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[p]; !ok {
+			fmt.Fprintf(&b, "%s: not wanted:\n  + %q\n", p, short(got[p]))
+		}
+	}
+	return b.String()
 }
