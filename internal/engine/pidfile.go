@@ -120,7 +120,7 @@ func ReadServers(root string) ([]ServerStatus, error) {
 	// leads to, named by numbers, would be taken for stale servers and
 	// removed. Nothing is read through it.
 	var entries []os.DirEntry
-	if realFolder(filepath.Join(root, ".omni")) && realFolder(filepath.Join(root, filepath.FromSlash(ServersDir))) {
+	if checkOwnFolders(root) == nil {
 		entries, _ = os.ReadDir(filepath.Join(root, filepath.FromSlash(ServersDir)))
 	}
 	for _, e := range entries {
@@ -258,11 +258,6 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // realFolder reports whether path is a folder, not a symlink to one.
-func realFolder(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.IsDir()
-}
-
 // maxOwnFileBytes bounds the PID file and server.json.
 const maxOwnFileBytes = 4096
 
@@ -272,8 +267,8 @@ const maxOwnFileBytes = 4096
 // .omni a symlink. So it reads a regular file only, through no symlink,
 // within maxOwnFileBytes.
 func readOwnFile(root, path string) ([]byte, error) {
-	if fi, err := os.Lstat(filepath.Join(root, ".omni")); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a folder (a symlink?): omnidev follows no link a repository holds; replace it with a folder", filepath.Join(root, ".omni"))
+	if err := checkOwnFolders(root); err != nil {
+		return nil, err
 	}
 	return changes.ReadFile(path, false, maxOwnFileBytes)
 }

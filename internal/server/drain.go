@@ -23,14 +23,15 @@ type drainTransport struct {
 	// every call in flight has been answered.
 	stopping bool
 	idle     chan struct{}
-	// reads is closed by endReads: reading ends, and with it every request
+	// reads ends with endReads: reading ends, and with it every request
 	// still in flight.
-	reads   chan struct{}
-	endOnce sync.Once
+	reads     context.Context
+	stopReads context.CancelFunc
 }
 
 func newDrainTransport(t mcp.Transport) *drainTransport {
-	return &drainTransport{inner: t, calls: map[any]bool{}, idle: make(chan struct{}), reads: make(chan struct{})}
+	reads, stop := context.WithCancel(context.Background())
+	return &drainTransport{inner: t, calls: map[any]bool{}, idle: make(chan struct{}), reads: reads, stopReads: stop}
 }
 
 // endReads makes the connection's reads fail, once the calls in flight
@@ -38,7 +39,7 @@ func newDrainTransport(t mcp.Transport) *drainTransport {
 // client goes away. A long-lived request (a client's subscriptions/listen,
 // SEP-2575) ends only that way: ServerSession.Close waits for every
 // request in flight, and cancels none.
-func (d *drainTransport) endReads() { d.endOnce.Do(func() { close(d.reads) }) }
+func (d *drainTransport) endReads() { d.stopReads() }
 
 func (d *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := d.inner.Connect(ctx)
@@ -78,13 +79,7 @@ type drainConn struct {
 func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-c.d.reads:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(c.d.reads, cancel)()
 	for {
 		msg, err := c.Connection.Read(ctx)
 		req, ok := msg.(*jsonrpc.Request)
