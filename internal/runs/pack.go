@@ -46,11 +46,11 @@ func (s *Store) openDir() (*os.Root, error) {
 	return r.OpenRoot(filepath.Join(".omni", "runs"))
 }
 
-// writePack writes the batch's objects as one packfile and its index,
-// without deltas: the objects of one run are mostly unlike, and searching
-// costs time. The index goes in first: git and go-git find a pack by its
+// writePack writes the batch's objects as one packfile and its index in
+// the store's folder d, without deltas: the objects of one run are mostly
+// unlike, and searching costs time. The index goes in first: git and go-git find a pack by its
 // .pack file, which then has its index.
-func (s *Store) writePack(b *batch) (plumbing.Hash, error) {
+func writePack(d *os.Root, b *batch) (plumbing.Hash, error) {
 	var pack bytes.Buffer
 	h, err := packfile.NewEncoder(&pack, b.mem, false).Encode(b.hashes, 0)
 	if err != nil {
@@ -72,11 +72,6 @@ func (s *Store) writePack(b *batch) (plumbing.Hash, error) {
 	if _, err := idxfile.NewEncoder(&idxData).Encode(idx); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	d, err := s.openDir()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	defer d.Close()
 	base := packPath(h)
 	if err := d.MkdirAll(path.Dir(base), 0o755); err != nil {
 		return plumbing.ZeroHash, err

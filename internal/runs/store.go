@@ -626,20 +626,20 @@ func (s *Store) save(b *batch, rec *Record) error {
 	if err != nil {
 		return err
 	}
-	pack, err := s.writePack(b)
+	d, err := s.openDir()
+	if err != nil {
+		return fmt.Errorf("write to the runs store: %w", err)
+	}
+	defer d.Close()
+	pack, err := writePack(d, b)
 	if err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
 	}
 	sr := stored{pack: pack, commit: ch}
-	d, err := s.openDir()
+	f, err := d.OpenFile(packsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
-		var f *os.File
-		f, err = d.OpenFile(packsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err == nil {
-			_, err = f.WriteString(s.line(rec.ID, sr))
-			err = errors.Join(err, f.Close())
-		}
-		d.Close()
+		_, err = f.WriteString(s.line(rec.ID, sr))
+		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("write to the runs store: %w", err)
@@ -648,7 +648,7 @@ func (s *Store) save(b *batch, rec *Record) error {
 	s.recs[rec.ID] = rec.clone()
 	s.ids = append(s.ids, rec.ID)
 	slices.SortFunc(s.ids, newestFirst)
-	if err := s.prune(); err != nil {
+	if err := s.prune(d); err != nil {
 		return err
 	}
 	s.seen = s.packsStat()
@@ -656,8 +656,8 @@ func (s *Store) save(b *batch, rec *Record) error {
 }
 
 // prune drops the oldest runs past keep, with their packs, and the loose
-// blobs no dirty file holds any more.
-func (s *Store) prune() error {
+// blobs no dirty file holds any more; d is the store's folder.
+func (s *Store) prune(d *os.Root) error {
 	if len(s.ids) <= s.keep+pruneSlack {
 		return nil
 	}
@@ -667,11 +667,6 @@ func (s *Store) prune() error {
 	for _, id := range s.ids {
 		lines.WriteString(s.line(id, s.runs[id]))
 	}
-	d, err := s.openDir()
-	if err != nil {
-		return fmt.Errorf("prune the runs store: %w", err)
-	}
-	defer d.Close()
 	if err := writeFile(d, packsFile, []byte(lines.String())); err != nil {
 		return fmt.Errorf("prune the runs store: %w", err)
 	}
@@ -695,7 +690,7 @@ func (s *Store) prune() error {
 		live[k.hash] = true
 	}
 	var dead []plumbing.Hash
-	err = s.st.ForEachObjectHash(func(h plumbing.Hash) error {
+	err := s.st.ForEachObjectHash(func(h plumbing.Hash) error {
 		if !live[h] {
 			dead = append(dead, h)
 		}
