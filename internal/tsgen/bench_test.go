@@ -78,7 +78,7 @@ func BenchmarkModuleImport(b *testing.B) {
 		for _, m := range []string{"full", "named"} {
 			b.Run(rt.name+"/"+m, func(b *testing.B) {
 				if _, err := exec.LookPath(rt.argv[0]); err != nil {
-					b.Skipf("%s is not installed", rt.argv[0])
+					b.Fatalf("%s is not installed: `just deps` installs it", rt.argv[0])
 				}
 				run := func(file string, isolated bool) time.Duration {
 					cmd := exec.Command(rt.argv[0], append(rt.argv[1:], file)...)
