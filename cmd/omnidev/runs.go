@@ -21,7 +21,7 @@ func (env *cliEnv) withRuns(ctx context.Context, f func(*runs.Store) error) erro
 	}
 	ex := execute.New(root, nil)
 	defer ex.Close()
-	ex.SetRunsKey(trust.Open(env.environ).RunsKey())
+	ex.SetRunsKey(trust.Open(env.environ).RunsKey)
 	return ex.Runs(ctx, func(s *runs.Store) error {
 		env.noteAside(s)
 		return f(s)

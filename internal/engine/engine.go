@@ -115,7 +115,7 @@ func Open(ctx context.Context, root string, opts Options) (*Engine, error) {
 	}
 	e.executor = execute.New(root, logger)
 	e.executor.KeepRuns(reg.KeepRuns)
-	e.executor.SetRunsKey(trust.Open(opts.Environ).RunsKey())
+	e.executor.SetRunsKey(trust.Open(opts.Environ).RunsKey)
 	if err := e.openRelay(opts.NewRelay, opts.ServersOnDemand); err != nil {
 		e.Close()
 		return nil, err

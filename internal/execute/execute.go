@@ -69,10 +69,10 @@ type Executor struct {
 	closed bool
 	// keep is [runs] keep, which a reload may change during a run.
 	keep atomic.Int64
-	// runsKey signs the run records (SetRunsKey); by default one of this
-	// executor's own, or why there is none.
-	runsKey    []byte
-	runsKeyErr error
+	// runsKey returns the key that signs the run records (SetRunsKey),
+	// asked when the store is first opened; by default one of this
+	// executor's own.
+	runsKey func() ([]byte, error)
 }
 
 // New returns the executor of the repository at root. A nil logger
@@ -88,18 +88,19 @@ func New(root string, logger *slog.Logger) *Executor {
 	rand.Read(key)
 	return &Executor{root: root, iso: isolate.New(), logger: logger, turn: make(chan struct{}, 1),
 		lock:     runLock{path: filepath.Join(root, ".omni", "run.lock")},
-		recorder: changes.NewRecorder(root, logger), runsKey: key}
+		recorder: changes.NewRecorder(root, logger), runsKey: func() ([]byte, error) { return key, nil }}
 }
 
-// SetRunsKey sets the user's key that signs the run records
-// (trust.Store.RunsKey), or, with err, why there is none: runs are then not
-// recorded, and each says why. Without it, an executor signs with a key of
-// its own, and reads only the records it made. Call it before the first
-// run.
-func (e *Executor) SetRunsKey(key []byte, err error) {
+// SetRunsKey sets where the user's key that signs the run records comes
+// from (trust.Store.RunsKey), asked when the store is first opened, so
+// that a server that runs nothing neither reads nor makes it. When key
+// fails, runs are not recorded, and each says why. Without it, an
+// executor signs with a key of its own, and reads only the records it
+// made. Call it before the first run.
+func (e *Executor) SetRunsKey(key func() ([]byte, error)) {
 	e.storeMu.Lock()
 	defer e.storeMu.Unlock()
-	e.runsKey, e.runsKeyErr = key, err
+	e.runsKey = key
 }
 
 // Warm starts building, in the background, the baseline that lets runs
@@ -492,10 +493,11 @@ func (e *Executor) openStore() (*runs.Store, error) {
 	e.storeMu.Lock()
 	defer e.storeMu.Unlock()
 	if e.store == nil {
-		if e.runsKeyErr != nil {
-			return nil, e.runsKeyErr
+		key, err := e.runsKey()
+		if err != nil {
+			return nil, err
 		}
-		s, err := runs.Open(e.root, int(e.keep.Load()), e.runsKey)
+		s, err := runs.Open(e.root, int(e.keep.Load()), key)
 		if err != nil {
 			return nil, err
 		}
